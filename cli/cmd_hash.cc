@@ -1,0 +1,109 @@
+// neardup hash: the fingerprint of every document.
+#include <memory>
+
+#include "cli/commands.h"
+#include "cli/common.h"
+#include "neardup/simhash.h"
+
+namespace neardup::cli {
+namespace {
+
+struct HashFlags {
+  InputFlags input;
+  FingerprintFlags fingerprint;
+  bool json = false;
+  bool explain = false;
+  size_t top = 10;
+};
+
+void AppendFeatures(const std::vector<WeightedFeature>& features, std::string* out) {
+  out->push_back('[');
+  for (size_t i = 0; i < features.size(); ++i) {
+    if (i) out->push_back(',');
+    out->push_back('[');
+    AppendJsonString(features[i].text, out);
+    out->push_back(',');
+    out->append(std::to_string(features[i].weight));
+    out->push_back(']');
+  }
+  out->push_back(']');
+}
+
+class HashSink final : public DocumentSink {
+ public:
+  HashSink(const HashFlags& flags, std::unique_ptr<FingerprintBuilder> builder, Output* out)
+      : flags_(flags), builder_(std::move(builder)), out_(out) {}
+
+  Status Begin(std::string_view id) override {
+    id_.assign(id);
+    builder_->Reset();
+    return Status::OK();
+  }
+  Status Piece(std::string_view text) override { return builder_->Update(text); }
+  Status End() override {
+    auto result = builder_->Finish();
+    if (!result.ok()) return result.status();
+    std::string& out = out_->buffer();
+    if (flags_.json) {
+      out.append("{\"id\":");
+      AppendJsonString(id_, &out);
+      out.append(",\"simhash\":\"");
+      AppendHex64(result->simhash, &out);
+      out.append("\"");
+      if (result->empty) out.append(",\"empty\":true");
+      if (flags_.explain) {
+        out.append(",\"features\":");
+        out.append(std::to_string(result->feature_count));
+        out.append(",\"top\":");
+        AppendFeatures(builder_->Features(flags_.top), &out);
+      }
+      out.append("}\n");
+    } else {
+      AppendTsvField(id_, &out);
+      out.push_back('\t');
+      AppendHex64(result->simhash, &out);
+      out.push_back('\n');
+    }
+    out_->MaybeFlush();
+    return Status::OK();
+  }
+
+ private:
+  const HashFlags& flags_;
+  std::unique_ptr<FingerprintBuilder> builder_;
+  Output* out_;
+  std::string id_;
+};
+
+int RunHash(const HashFlags& flags) {
+  auto options = ToOptions(flags.fingerprint);
+  if (!options.ok()) return ReportError("hash", options.status());
+  auto fingerprinter = Fingerprinter::Create(*options);
+  if (!fingerprinter.ok()) return ReportError("hash", fingerprinter.status());
+  Output out;
+  HashSink sink(flags, (*fingerprinter)->NewBuilder(/*record_features=*/flags.explain), &out);
+  Status status = ForEachDocument(flags.input, &sink);
+  out.Flush();
+  if (!status.ok()) return ReportError("hash", status);
+  return kExitSuccess;
+}
+
+}  // namespace
+
+void AddHashCommand(CLI::App* app, int* exit_code) {
+  auto flags = std::make_shared<HashFlags>();
+  CLI::App* command = app->add_subcommand("hash", "Print the 64-bit SimHash of every document");
+  command->footer(
+      "Output: id<TAB>fingerprint (16 hex digits), or JSON Lines with --json.\n"
+      "Example:\n"
+      "  printf 'the quick brown fox\\nthe quick brown fox!\\n' | neardup hash\n"
+      "  neardup hash --jsonl --id-field url --json --explain pages.jsonl");
+  AddInputFlags(command, &flags->input);
+  AddFingerprintFlags(command, &flags->fingerprint);
+  command->add_flag("--json", flags->json, "Write JSON Lines: {\"id\", \"simhash\"}");
+  command->add_flag("--explain", flags->explain, "With --json: add the features with the largest weights");
+  command->add_option("--top", flags->top, "Features listed by --explain")->capture_default_str();
+  command->callback([flags, exit_code] { *exit_code = RunHash(*flags); });
+}
+
+}  // namespace neardup::cli

@@ -1,0 +1,16 @@
+// The subcommands of the neardup program. Each Add*Command registers its subcommand on the app; when
+// the subcommand runs, its exit code is stored in *exit_code.
+#ifndef NEARDUP_CLI_COMMANDS_H_
+#define NEARDUP_CLI_COMMANDS_H_
+
+#include <CLI/CLI.hpp>
+
+namespace neardup::cli {
+
+void AddHashCommand(CLI::App* app, int* exit_code);
+void AddCompareCommand(CLI::App* app, int* exit_code);
+void AddVersionCommand(CLI::App* app, int* exit_code);
+
+}  // namespace neardup::cli
+
+#endif  // NEARDUP_CLI_COMMANDS_H_

@@ -1,0 +1,225 @@
+#include "cli/common.h"
+
+#include <cstdio>
+#include <memory>
+
+#include "neardup/input.h"
+#include "neardup/text.h"
+
+namespace neardup::cli {
+
+void AddInputFlags(CLI::App* command, InputFlags* flags) {
+  command->add_option("files", flags->files, "Input files, one document per line ('-' or none: stdin)");
+  command->add_flag("--jsonl", flags->jsonl, "Input is JSON Lines (one object per line)");
+  command->add_option("--id-field", flags->id_field, "JSONL field holding the id (dotted path)")
+      ->capture_default_str();
+  command->add_option("--text-field", flags->text_field, "JSONL field holding the text (dotted path)")
+      ->capture_default_str();
+  command->add_option("--max-line-bytes", flags->max_line_bytes, "Longest JSONL line accepted (e.g. 64M)")
+      ->transform(SizeValidator())
+      ->capture_default_str();
+}
+
+void AddFingerprintFlags(CLI::App* command, FingerprintFlags* flags) {
+  command->add_option("-m,--mode", flags->mode, "Features: shingles or terms")
+      ->check(CLI::IsMember({"shingles", "terms"}))
+      ->capture_default_str();
+  command->add_option("--shingle-unit", flags->shingle_unit, "Shingles of words or characters")
+      ->check(CLI::IsMember({"word", "char"}))
+      ->capture_default_str();
+  command->add_option("-n,--shingle-size", flags->shingle_size, "Units per shingle")
+      ->check(CLI::Range(1, 64))
+      ->capture_default_str();
+  command->add_flag("--no-normalize", flags->no_normalize, "Skip NFKC and case folding");
+  command->add_option("--invalid-utf8", flags->invalid_utf8,
+                      "Invalid UTF-8: replace (with U+FFFD) or reject (error with byte offset)")
+      ->check(CLI::IsMember({"replace", "reject"}))
+      ->capture_default_str();
+  command->add_option("--max-doc-bytes", flags->max_document_bytes,
+                      "Longest document accepted, e.g. 100M (0: no limit; plain text streams)")
+      ->transform(SizeValidator());
+}
+
+Result<FingerprintOptions> ToOptions(const FingerprintFlags& flags) {
+  FingerprintOptions options;
+  auto mode = ParseFeatureMode(flags.mode);
+  if (!mode.ok()) return mode.status();
+  auto unit = ParseShingleUnit(flags.shingle_unit);
+  if (!unit.ok()) return unit.status();
+  options.mode = *mode;
+  options.shingle_unit = *unit;
+  options.shingle_size = flags.shingle_size;
+  options.normalize = !flags.no_normalize;
+  options.invalid_utf8 = flags.invalid_utf8 == "reject" ? InvalidUtf8::kReject : InvalidUtf8::kReplace;
+  options.max_document_bytes = flags.max_document_bytes;
+  return options;
+}
+
+namespace {
+
+Status ReadFile(const std::string& path, const InputFlags& flags, DocumentSink* sink) {
+  auto opened = LineReader::Open(path);
+  if (!opened.ok()) return opened.status();
+  LineReader& reader = **opened;
+  if (flags.jsonl) {
+    JsonlParser parser(flags.id_field, flags.text_field);
+    JsonlParser::Fields fields;
+    std::string line;
+    while (true) {
+      auto more = reader.ReadLine(&line, flags.max_line_bytes);
+      if (!more.ok()) return more.status();
+      if (!*more) break;
+      Status status = parser.Parse(line, &fields);
+      if (status.ok()) {
+        const std::string id = fields.has_id ? fields.id : std::to_string(reader.line_number());
+        status = sink->Begin(id);
+        if (status.ok()) status = sink->Piece(fields.text);
+        if (status.ok()) status = sink->End();
+      }
+      if (!status.ok()) return InputError(status, path, reader.line_number());
+    }
+    return Status::OK();
+  }
+  while (true) {
+    bool begun = false;
+    auto more = reader.ReadLinePieces([&](std::string_view piece) {
+      if (!begun) {
+        begun = true;
+        NEARDUP_RETURN_IF_ERROR(sink->Begin(std::to_string(reader.line_number())));
+      }
+      return sink->Piece(piece);
+    });
+    if (!more.ok()) return InputError(more.status(), path, reader.line_number());
+    if (!*more) break;
+    Status status;
+    if (!begun) status = sink->Begin(std::to_string(reader.line_number()));
+    if (status.ok()) status = sink->End();
+    if (!status.ok()) return InputError(status, path, reader.line_number());
+  }
+  return Status::OK();
+}
+
+class WholeDocumentSink final : public DocumentSink {
+ public:
+  WholeDocumentSink(uint64_t max_bytes,
+                    const std::function<Status(std::string_view, std::string_view)>& on_document)
+      : max_bytes_(max_bytes), on_document_(on_document) {}
+  Status Begin(std::string_view id) override {
+    id_.assign(id);
+    text_.clear();
+    return Status::OK();
+  }
+  Status Piece(std::string_view text) override {
+    if (max_bytes_ != 0 && text_.size() + text.size() > max_bytes_) {
+      return Status::ResourceExhausted("document longer than the limit of " +
+                                       std::to_string(max_bytes_) + " bytes (--max-doc-bytes)");
+    }
+    text_.append(text);
+    return Status::OK();
+  }
+  Status End() override { return on_document_(id_, text_); }
+
+ private:
+  uint64_t max_bytes_;
+  const std::function<Status(std::string_view, std::string_view)>& on_document_;
+  std::string id_, text_;
+};
+
+}  // namespace
+
+Status ForEachDocument(const InputFlags& flags, DocumentSink* sink) {
+  if (flags.files.empty()) return ReadFile("-", flags, sink);
+  for (const auto& path : flags.files) NEARDUP_RETURN_IF_ERROR(ReadFile(path, flags, sink));
+  return Status::OK();
+}
+
+Status ForEachWholeDocument(const InputFlags& flags, uint64_t max_bytes,
+                            const std::function<Status(std::string_view, std::string_view)>& on_document) {
+  WholeDocumentSink sink(max_bytes, on_document);
+  return ForEachDocument(flags, &sink);
+}
+
+void AppendJsonString(std::string_view s, std::string* out) {
+  std::string cleaned;
+  if (FindInvalidUtf8(s) != s.size()) {
+    cleaned = ReplaceInvalidUtf8(s);
+    s = cleaned;
+  }
+  out->push_back('"');
+  for (char c : s) {
+    switch (c) {
+      case '"': out->append("\\\""); break;
+      case '\\': out->append("\\\\"); break;
+      case '\n': out->append("\\n"); break;
+      case '\r': out->append("\\r"); break;
+      case '\t': out->append("\\t"); break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20) {
+          char escaped[8];
+          std::snprintf(escaped, sizeof(escaped), "\\u%04x", static_cast<unsigned char>(c));
+          out->append(escaped);
+        } else {
+          out->push_back(c);
+        }
+    }
+  }
+  out->push_back('"');
+}
+
+void AppendTsvField(std::string_view s, std::string* out) {
+  for (char c : s) {
+    switch (c) {
+      case '\t': out->append("\\t"); break;
+      case '\n': out->append("\\n"); break;
+      case '\r': out->append("\\r"); break;
+      case '\\': out->append("\\\\"); break;
+      default: out->push_back(c);
+    }
+  }
+}
+
+void AppendHex64(uint64_t value, std::string* out) {
+  static constexpr char kDigits[] = "0123456789abcdef";
+  char hex[16];
+  for (int i = 15; i >= 0; --i) {
+    hex[i] = kDigits[value & 0xF];
+    value >>= 4;
+  }
+  out->append(hex, 16);
+}
+
+int ReportError(std::string_view command, const Status& status) {
+  std::fprintf(stderr, "neardup %.*s: %s\n", static_cast<int>(command.size()), command.data(),
+               status.message().c_str());
+  return status.code() == Status::Code::kInvalidArgument && status.message().rfind("usage", 0) == 0
+             ? kExitUsage
+             : kExitBadInput;
+}
+
+CLI::Validator SizeValidator() {
+  return CLI::Validator(
+      [](std::string& input) -> std::string {
+        if (input.empty()) return "empty size";
+        size_t digits = 0;
+        while (digits < input.size() && std::isdigit(static_cast<unsigned char>(input[digits]))) ++digits;
+        if (digits == 0) return "size must start with digits: " + input;
+        if (digits > 19) return "size too large: " + input;
+        std::string unit = input.substr(digits);
+        if (!unit.empty() && (unit.back() == 'B' || unit.back() == 'b')) unit.pop_back();
+        if (unit.size() == 2 && (unit[1] == 'i' || unit[1] == 'I')) unit.pop_back();
+        int shift = 0;
+        if (unit.empty()) shift = 0;
+        else if (unit == "k" || unit == "K") shift = 10;
+        else if (unit == "m" || unit == "M") shift = 20;
+        else if (unit == "g" || unit == "G") shift = 30;
+        else if (unit == "t" || unit == "T") shift = 40;
+        else return "unknown size unit in " + input + " (use K, M, G or T)";
+        unsigned long long value = std::stoull(input.substr(0, digits));
+        if (shift > 0 && value > (~0ULL >> shift)) return "size too large: " + input;
+        input = std::to_string(value << shift);
+        return "";
+      },
+      "SIZE", "size");
+}
+
+}  // namespace neardup::cli

@@ -1,0 +1,98 @@
+// Pieces every neardup subcommand shares: input flags, the document loop, output escaping, exit codes.
+#ifndef NEARDUP_CLI_COMMON_H_
+#define NEARDUP_CLI_COMMON_H_
+
+#include <CLI/CLI.hpp>
+
+#include <cstdint>
+#include <cstdio>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "neardup/simhash.h"
+#include "neardup/status.h"
+
+namespace neardup::cli {
+
+enum ExitCode : int { kExitSuccess = 0, kExitBadInput = 1, kExitUsage = 2 };
+
+// Where documents come from (hash, segment, keywords, idf build, dedup...).
+struct InputFlags {
+  std::vector<std::string> files;  // empty or "-": standard input
+  bool jsonl = false;
+  std::string id_field = "id";
+  std::string text_field = "text";
+  uint64_t max_line_bytes = uint64_t{64} << 20;  // JSONL lines are parsed whole
+};
+
+void AddInputFlags(CLI::App* command, InputFlags* flags);
+
+// Fingerprint options as flags: --mode, --shingle-unit, --shingle-size, --no-normalize, --invalid-utf8,
+// --max-doc-bytes.
+struct FingerprintFlags {
+  std::string mode = "shingles";
+  std::string shingle_unit = "word";
+  int shingle_size = 3;
+  bool no_normalize = false;
+  std::string invalid_utf8 = "replace";
+  uint64_t max_document_bytes = 0;
+};
+
+void AddFingerprintFlags(CLI::App* command, FingerprintFlags* flags);
+Result<FingerprintOptions> ToOptions(const FingerprintFlags& flags);
+
+// Receives documents: Begin, then the text in pieces (plain text lines stream, so a line need not fit
+// in memory), then End.
+class DocumentSink {
+ public:
+  virtual ~DocumentSink() = default;
+  virtual Status Begin(std::string_view id) = 0;
+  virtual Status Piece(std::string_view text) = 0;
+  virtual Status End() = 0;
+};
+
+// Feeds every document of the inputs to sink. Errors come back as "path:line: message".
+Status ForEachDocument(const InputFlags& flags, DocumentSink* sink);
+
+// Calls on_document(id, whole text) for every document; documents over max_bytes are an error.
+Status ForEachWholeDocument(const InputFlags& flags, uint64_t max_bytes,
+                            const std::function<Status(std::string_view, std::string_view)>& on_document);
+
+// Buffered standard output.
+class Output {
+ public:
+  ~Output() { Flush(); }
+  std::string& buffer() { return buffer_; }
+  void MaybeFlush() {
+    if (buffer_.size() >= (1 << 16)) Flush();
+  }
+  void Flush() {
+    if (!buffer_.empty()) std::fwrite(buffer_.data(), 1, buffer_.size(), stdout);
+    buffer_.clear();
+    std::fflush(stdout);
+  }
+
+ private:
+  std::string buffer_;
+};
+
+// Appends s as a JSON string literal (quotes included). Invalid UTF-8 becomes U+FFFD.
+void AppendJsonString(std::string_view s, std::string* out);
+
+// Appends s for a TSV field: tab, newline, carriage return and backslash become \t \n \r \\.
+void AppendTsvField(std::string_view s, std::string* out);
+
+// 16 lowercase hex digits.
+void AppendHex64(uint64_t value, std::string* out);
+
+// Prints "neardup <command>: <message>" on stderr and returns the exit code for the status.
+int ReportError(std::string_view command, const Status& status);
+
+// Parses sizes like 4096, 64K, 10M, 2G (powers of 1024); CLI11 transform for size options.
+CLI::Validator SizeValidator();
+
+}  // namespace neardup::cli
+
+#endif  // NEARDUP_CLI_COMMON_H_

@@ -1,0 +1,79 @@
+// Reading documents: lines from files or standard input, plain text or JSONL.
+//
+// A document is one line. In plain text the whole line is the text and its line number the id. In
+// JSONL each line is a JSON object; the text and id come from named fields (dotted paths reach nested
+// objects: "meta.id"). Every error names the file and line.
+//
+// Thread safety: a LineReader or JsonlParser is used by one thread at a time.
+#ifndef NEARDUP_INPUT_H_
+#define NEARDUP_INPUT_H_
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "neardup/status.h"
+
+namespace neardup {
+
+// Reads a file line by line with a fixed-size buffer: memory does not grow with the file, and a line
+// can be read in pieces so that it need not fit in memory either. Lines end at '\n'; a '\r' before it is
+// removed; the last line need not end with '\n'.
+class LineReader {
+ public:
+  // Opens `path`, or standard input for "-". Files ending in .gz or .zst are decompressed.
+  // NotFound / IOError name the path.
+  static Result<std::unique_ptr<LineReader>> Open(const std::string& path);
+
+  virtual ~LineReader() = default;
+
+  // Reads the next line whole into *line. Returns false at the end of the input. A line longer than
+  // max_bytes gives ResourceExhausted naming the file and line; the reader then stands at the next line.
+  virtual Result<bool> ReadLine(std::string* line, uint64_t max_bytes) = 0;
+
+  // Reads the next line in pieces, calling on_piece for each (pieces never contain '\n'). Returns false
+  // at the end of the input. A non-OK status from on_piece stops reading: the rest of the line is skipped
+  // and the status returned.
+  virtual Result<bool> ReadLinePieces(const std::function<Status(std::string_view)>& on_piece) = 0;
+
+  // 1-based number of the line last read (0 before the first).
+  virtual uint64_t line_number() const = 0;
+
+  // Input bytes consumed so far (compressed size for compressed files).
+  virtual uint64_t bytes_read() const = 0;
+
+  // The path given to Open ("-" for standard input).
+  virtual const std::string& path() const = 0;
+};
+
+// "path:line: message", the form of every input error.
+Status InputError(const Status& status, std::string_view path, uint64_t line);
+
+// Extracts the id and text of JSONL lines.
+class JsonlParser {
+ public:
+  // Fields are dotted paths. An empty id_field means "no id field: use the line number".
+  JsonlParser(std::string id_field, std::string text_field);
+  ~JsonlParser();
+
+  struct Fields {
+    std::string id;    // the id field's value: a string as is, a number or boolean in JSON form;
+                       // empty when the line has no id field
+    bool has_id = false;
+    std::string text;  // the text field's value, unescaped
+  };
+
+  // Parses one line. InvalidArgument for malformed JSON, a line that is not an object, a missing text
+  // field, or a text or id field of the wrong type; the message names the field.
+  Status Parse(std::string_view line, Fields* fields);
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
+
+}  // namespace neardup
+
+#endif  // NEARDUP_INPUT_H_

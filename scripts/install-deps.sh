@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Installs the Debian packages neardup builds, tests and benchmarks with. Idempotent: a package that is
+# already installed is skipped, and apt is not touched when nothing is missing.
+# Usage: scripts/install-deps.sh [--bench]   (--bench adds the anchors the benchmarks compare against)
+set -euo pipefail
+
+packages=(
+  build-essential cmake ninja-build pkg-config
+  libicu-dev            # Unicode normalisation (NFKC, case folding) and character properties
+  libxxhash-dev         # XXH3, the 64-bit feature hash of the fingerprint
+  libcli11-dev          # command-line parsing of the neardup CLI
+  libsimdjson-dev       # JSONL input parsing
+  libzstd-dev zlib1g-dev  # transparent .zst / .gz input
+  libgtest-dev libgmock-dev  # unit and property tests
+  libbenchmark-dev      # micro-benchmarks in bench/
+  python3-jieba         # jieba's dictionaries (dict.txt, idf.txt, HMM tables) and the oracle of the segmenter tests
+  libclang-rt-14-dev    # sanitizer runtimes
+)
+if [[ "${1:-}" == "--bench" ]]; then
+  packages+=(
+    python3-faiss       # FAISS binary indexes: the anchor of the index benchmarks
+    libreoffice-help-en-us libreoffice-help-zh-cn  # real English and Chinese text for benchmarks
+    linux-perf valgrind # profiling
+  )
+fi
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [[ ${#missing[@]} -eq 0 ]]; then
+  exit 0
+fi
+
+sudo_cmd=()
+if [[ $(id -u) -ne 0 ]]; then sudo_cmd=(sudo); fi
+echo "install-deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+"${sudo_cmd[@]}" apt-get update -qq
+"${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

@@ -1,0 +1,248 @@
+// LineReader over plain, gzip and zstd files, with one fixed-size buffer.
+#include <fcntl.h>
+#include <unistd.h>
+#include <zlib.h>
+#include <zstd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <vector>
+
+#include "neardup/input.h"
+
+namespace neardup {
+namespace {
+
+constexpr size_t kBufferBytes = 1 << 20;
+
+bool EndsWith(std::string_view s, std::string_view suffix) {
+  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
+}
+
+// A stream of bytes: a file descriptor, possibly decompressed.
+class ByteSource {
+ public:
+  virtual ~ByteSource() = default;
+  // Fills up to `capacity` bytes; 0 at the end.
+  virtual Result<size_t> Read(char* buffer, size_t capacity) = 0;
+  virtual uint64_t raw_bytes() const = 0;
+};
+
+class FdSource : public ByteSource {
+ public:
+  FdSource(int fd, bool owned, std::string path) : fd_(fd), owned_(owned), path_(std::move(path)) {}
+  ~FdSource() override {
+    if (owned_) ::close(fd_);
+  }
+  Result<size_t> Read(char* buffer, size_t capacity) override {
+    while (true) {
+      ssize_t n = ::read(fd_, buffer, capacity);
+      if (n >= 0) {
+        raw_ += static_cast<uint64_t>(n);
+        return static_cast<size_t>(n);
+      }
+      if (errno == EINTR) continue;
+      return Status::IOError(path_ + ": read failed: " + std::strerror(errno));
+    }
+  }
+  uint64_t raw_bytes() const override { return raw_; }
+
+ private:
+  int fd_;
+  bool owned_;
+  std::string path_;
+  uint64_t raw_ = 0;
+};
+
+class GzipSource : public ByteSource {
+ public:
+  GzipSource(std::unique_ptr<FdSource> raw, std::string path)
+      : raw_(std::move(raw)), path_(std::move(path)), in_(kBufferBytes) {
+    std::memset(&stream_, 0, sizeof(stream_));
+    ok_ = inflateInit2(&stream_, 15 + 32) == Z_OK;  // gzip or zlib header, concatenated members
+  }
+  ~GzipSource() override { inflateEnd(&stream_); }
+  Result<size_t> Read(char* buffer, size_t capacity) override {
+    if (!ok_) return Status::Internal(path_ + ": cannot start gzip decompression");
+    stream_.next_out = reinterpret_cast<Bytef*>(buffer);
+    stream_.avail_out = static_cast<uInt>(capacity);
+    while (stream_.avail_out == capacity && !finished_) {
+      if (stream_.avail_in == 0) {
+        auto n = raw_->Read(in_.data(), in_.size());
+        if (!n.ok()) return n.status();
+        if (*n == 0) {
+          if (!clean_end_) return Status::Corruption(path_ + ": gzip data ends early");
+          finished_ = true;
+          break;
+        }
+        stream_.next_in = reinterpret_cast<Bytef*>(in_.data());
+        stream_.avail_in = static_cast<uInt>(*n);
+      }
+      int rc = inflate(&stream_, Z_NO_FLUSH);
+      clean_end_ = false;
+      if (rc == Z_STREAM_END) {
+        clean_end_ = true;
+        inflateReset(&stream_);  // another member may follow
+      } else if (rc != Z_OK && rc != Z_BUF_ERROR) {
+        return Status::Corruption(path_ + ": bad gzip data: " + (stream_.msg ? stream_.msg : "error"));
+      }
+    }
+    return capacity - stream_.avail_out;
+  }
+  uint64_t raw_bytes() const override { return raw_->raw_bytes(); }
+
+ private:
+  std::unique_ptr<FdSource> raw_;
+  std::string path_;
+  std::vector<char> in_;
+  z_stream stream_;
+  bool ok_ = false;
+  bool finished_ = false;
+  bool clean_end_ = false;
+};
+
+class ZstdSource : public ByteSource {
+ public:
+  ZstdSource(std::unique_ptr<FdSource> raw, std::string path)
+      : raw_(std::move(raw)), path_(std::move(path)), in_(ZSTD_DStreamInSize()),
+        stream_(ZSTD_createDStream()) {}
+  ~ZstdSource() override { ZSTD_freeDStream(stream_); }
+  Result<size_t> Read(char* buffer, size_t capacity) override {
+    ZSTD_outBuffer out{buffer, capacity, 0};
+    while (out.pos == 0) {
+      if (input_.pos == input_.size) {
+        auto n = raw_->Read(in_.data(), in_.size());
+        if (!n.ok()) return n.status();
+        if (*n == 0) {
+          if (frame_open_) return Status::Corruption(path_ + ": zstd data ends early");
+          return size_t{0};
+        }
+        input_ = ZSTD_inBuffer{in_.data(), *n, 0};
+      }
+      size_t rc = ZSTD_decompressStream(stream_, &out, &input_);
+      if (ZSTD_isError(rc)) {
+        return Status::Corruption(path_ + ": bad zstd data: " + ZSTD_getErrorName(rc));
+      }
+      frame_open_ = rc != 0;
+    }
+    return out.pos;
+  }
+  uint64_t raw_bytes() const override { return raw_->raw_bytes(); }
+
+ private:
+  std::unique_ptr<FdSource> raw_;
+  std::string path_;
+  std::vector<char> in_;
+  ZSTD_DStream* stream_;
+  ZSTD_inBuffer input_{nullptr, 0, 0};
+  bool frame_open_ = false;
+};
+
+class LineReaderImpl final : public LineReader {
+ public:
+  LineReaderImpl(std::unique_ptr<ByteSource> source, std::string path)
+      : source_(std::move(source)), path_(std::move(path)), buffer_(kBufferBytes) {}
+
+  Result<bool> ReadLine(std::string* line, uint64_t max_bytes) override {
+    line->clear();
+    bool over = false;
+    auto more = ReadLinePieces([&](std::string_view piece) {
+      if (line->size() + piece.size() > max_bytes) {
+        over = true;
+        return Status::ResourceExhausted("line longer than the limit of " + std::to_string(max_bytes) +
+                                         " bytes");
+      }
+      line->append(piece);
+      return Status::OK();
+    });
+    if (!more.ok() && over) {
+      line->clear();
+      return InputError(more.status(), path_, line_number_);
+    }
+    return more;
+  }
+
+  Result<bool> ReadLinePieces(const std::function<Status(std::string_view)>& on_piece) override {
+    bool any = false;
+    Status piece_status;
+    bool pending_cr = false;  // a '\r' ended the previous piece: drop it if '\n' follows
+    while (true) {
+      if (begin_ == end_) {
+        if (eof_) break;
+        auto n = source_->Read(buffer_.data(), buffer_.size());
+        if (!n.ok()) return n.status();
+        begin_ = 0;
+        end_ = *n;
+        if (*n == 0) {
+          eof_ = true;
+          break;
+        }
+      }
+      if (!any) {
+        any = true;
+        ++line_number_;
+      }
+      const char* start = buffer_.data() + begin_;
+      const void* nl = std::memchr(start, '\n', end_ - begin_);
+      const size_t length = nl ? static_cast<size_t>(static_cast<const char*>(nl) - start) : end_ - begin_;
+      std::string_view piece(start, length);
+      begin_ += length + (nl ? 1 : 0);
+      if (pending_cr && !(nl && piece.empty())) {
+        if (piece_status.ok()) piece_status = on_piece("\r");
+      }
+      pending_cr = false;
+      if (!piece.empty() && piece.back() == '\r') {
+        piece.remove_suffix(1);
+        pending_cr = !nl;
+      }
+      if (piece_status.ok() && !piece.empty()) piece_status = on_piece(piece);
+      if (nl) break;
+    }
+    if (!piece_status.ok()) return piece_status;
+    return any;
+  }
+
+  uint64_t line_number() const override { return line_number_; }
+  uint64_t bytes_read() const override { return source_->raw_bytes(); }
+  const std::string& path() const override { return path_; }
+
+ private:
+  std::unique_ptr<ByteSource> source_;
+  std::string path_;
+  std::vector<char> buffer_;
+  size_t begin_ = 0, end_ = 0;
+  bool eof_ = false;
+  uint64_t line_number_ = 0;
+};
+
+}  // namespace
+
+Status InputError(const Status& status, std::string_view path, uint64_t line) {
+  return status.WithContext(std::string(path) + ":" + std::to_string(line));
+}
+
+Result<std::unique_ptr<LineReader>> LineReader::Open(const std::string& path) {
+  std::unique_ptr<FdSource> raw;
+  if (path == "-") {
+    raw = std::make_unique<FdSource>(0, /*owned=*/false, "-");
+  } else {
+    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+      const int error = errno;
+      std::string message = path + ": cannot open: " + std::strerror(error);
+      return error == ENOENT ? Status::NotFound(message) : Status::IOError(message);
+    }
+    raw = std::make_unique<FdSource>(fd, /*owned=*/true, path);
+  }
+  std::unique_ptr<ByteSource> source;
+  if (EndsWith(path, ".gz")) {
+    source = std::make_unique<GzipSource>(std::move(raw), path);
+  } else if (EndsWith(path, ".zst")) {
+    source = std::make_unique<ZstdSource>(std::move(raw), path);
+  } else {
+    source = std::move(raw);
+  }
+  return std::unique_ptr<LineReader>(std::make_unique<LineReaderImpl>(std::move(source), path));
+}
+
+}  // namespace neardup

@@ -1,0 +1,195 @@
+// The fingerprint pipeline: StreamNormalizer -> tokeniser -> FeatureGenerator -> FeatureSink.
+#include <algorithm>
+#include <unordered_set>
+
+#include "neardup/hamming.h"
+#include "neardup/simhash.h"
+#include "simhash/features.h"
+#include "simhash/kernels.h"
+#include "text/normalizer.h"
+#include "text/tokenizer.h"
+
+namespace neardup {
+namespace {
+
+using simhash_internal::FeatureGenerator;
+using simhash_internal::FeatureSink;
+
+// Input is handed to the normaliser in slices of this size, so the working set stays in cache.
+constexpr size_t kSlice = 64 * 1024;
+
+class BuilderImpl final : public FingerprintBuilder {
+ public:
+  BuilderImpl(const FingerprintOptions& options, bool record)
+      : options_(options),
+        normalizer_(options.normalize, options.invalid_utf8),
+        generator_(options),
+        sink_(record) {}
+
+  void Reset() override {
+    normalizer_.Reset();
+    normalized_.clear();
+    generator_.Reset();
+    sink_.Reset();
+    bytes_ = 0;
+    failed_ = false;
+  }
+
+  Status Update(std::string_view piece) override {
+    if (failed_) return Status::FailedPrecondition("the document failed earlier; call Reset()");
+    bytes_ += piece.size();
+    if (options_.max_document_bytes != 0 && bytes_ > options_.max_document_bytes) {
+      failed_ = true;
+      return Status::ResourceExhausted("document longer than the limit of " +
+                                       std::to_string(options_.max_document_bytes) + " bytes");
+    }
+    for (size_t start = 0; start < piece.size(); start += kSlice) {
+      Status status = normalizer_.Update(piece.substr(start, kSlice), &normalized_);
+      if (!status.ok()) {
+        failed_ = true;
+        return status;
+      }
+      Tokenize(/*final=*/false);
+    }
+    return Status::OK();
+  }
+
+  Result<FingerprintResult> Finish() override {
+    if (failed_) return Status::FailedPrecondition("the document failed earlier; call Reset()");
+    Status status = normalizer_.Finish(&normalized_);
+    if (!status.ok()) {
+      failed_ = true;
+      return status;
+    }
+    Tokenize(/*final=*/true);
+    generator_.Finish(&sink_);
+    FingerprintResult result;
+    result.simhash = sink_.Finish(&result.feature_count);
+    result.empty = result.feature_count == 0;
+    result.bytes = bytes_;
+    result.replaced_utf8 = normalizer_.replaced();
+    return result;
+  }
+
+  std::vector<WeightedFeature> Features(size_t limit) const override { return sink_.Top(limit); }
+
+ private:
+  void Tokenize(bool final) {
+    const size_t used = text_internal::TokenizeSome(
+        normalized_, final, [this](const Token& token) { generator_.AddToken(token, &sink_); });
+    normalized_.erase(0, used);
+  }
+
+  const FingerprintOptions options_;
+  text_internal::StreamNormalizer normalizer_;
+  std::string normalized_;  // normalised text not yet tokenised (at most a partial token)
+  FeatureGenerator generator_;
+  FeatureSink sink_;
+  uint64_t bytes_ = 0;
+  bool failed_ = false;
+};
+
+class FingerprinterImpl final : public Fingerprinter {
+ public:
+  explicit FingerprinterImpl(const FingerprintOptions& options) : options_(options) {}
+
+  Result<FingerprintResult> Fingerprint(std::string_view text) const override {
+    BuilderImpl builder(options_, /*record=*/false);
+    NEARDUP_RETURN_IF_ERROR(builder.Update(text));
+    return builder.Finish();
+  }
+
+  std::unique_ptr<FingerprintBuilder> NewBuilder(bool record_features) const override {
+    return std::make_unique<BuilderImpl>(options_, record_features);
+  }
+
+  const FingerprintOptions& options() const override { return options_; }
+
+ private:
+  const FingerprintOptions options_;
+};
+
+}  // namespace
+
+Result<FeatureMode> ParseFeatureMode(std::string_view name) {
+  if (name == "terms") return FeatureMode::kTerms;
+  if (name == "shingles") return FeatureMode::kShingles;
+  return Status::InvalidArgument("unknown feature mode '" + std::string(name) +
+                                 "' (expected terms or shingles)");
+}
+
+Result<ShingleUnit> ParseShingleUnit(std::string_view name) {
+  if (name == "word") return ShingleUnit::kWord;
+  if (name == "char") return ShingleUnit::kChar;
+  return Status::InvalidArgument("unknown shingle unit '" + std::string(name) +
+                                 "' (expected word or char)");
+}
+
+std::string_view FeatureModeName(FeatureMode mode) {
+  return mode == FeatureMode::kTerms ? "terms" : "shingles";
+}
+
+std::string_view ShingleUnitName(ShingleUnit unit) {
+  return unit == ShingleUnit::kWord ? "word" : "char";
+}
+
+Result<std::unique_ptr<Fingerprinter>> Fingerprinter::Create(const FingerprintOptions& options) {
+  if (options.mode != FeatureMode::kTerms && options.mode != FeatureMode::kShingles) {
+    return Status::InvalidArgument("unknown feature mode " +
+                                   std::to_string(static_cast<int>(options.mode)));
+  }
+  if (options.shingle_size < 1 || options.shingle_size > 64) {
+    return Status::InvalidArgument("shingle size must be between 1 and 64, got " +
+                                   std::to_string(options.shingle_size));
+  }
+  return std::unique_ptr<Fingerprinter>(std::make_unique<FingerprinterImpl>(options));
+}
+
+uint64_t FoldFeatureHashes(const uint64_t* hashes, const double* weights, size_t count) {
+  double sums[64] = {};
+  simhash_internal::FoldWeighted(hashes, weights, count, sums);
+  uint64_t fingerprint = 0;
+  for (int j = 0; j < 64; ++j) {
+    if (sums[j] > 0) fingerprint |= uint64_t{1} << j;
+  }
+  return fingerprint;
+}
+
+Result<Explanation> Explain(const Fingerprinter& fingerprinter, std::string_view a,
+                            std::string_view b, size_t top) {
+  auto builder_a = fingerprinter.NewBuilder(/*record_features=*/true);
+  auto builder_b = fingerprinter.NewBuilder(/*record_features=*/true);
+  Explanation e;
+  NEARDUP_RETURN_IF_ERROR(builder_a->Update(a).WithContext("text A"));
+  NEARDUP_RETURN_IF_ERROR(builder_b->Update(b).WithContext("text B"));
+  auto result_a = builder_a->Finish();
+  if (!result_a.ok()) return result_a.status().WithContext("text A");
+  auto result_b = builder_b->Finish();
+  if (!result_b.ok()) return result_b.status().WithContext("text B");
+  e.a = *result_a;
+  e.b = *result_b;
+  e.distance = HammingDistance(e.a.simhash, e.b.simhash);
+  for (int j = 0; j < 64; ++j) {
+    if (((e.a.simhash ^ e.b.simhash) >> j) & 1) e.differing_bits.push_back(j);
+  }
+  std::vector<WeightedFeature> all_a = builder_a->Features(SIZE_MAX);
+  std::vector<WeightedFeature> all_b = builder_b->Features(SIZE_MAX);
+  std::unordered_set<std::string_view> in_a, in_b;
+  for (const auto& f : all_a) in_a.insert(f.text);
+  for (const auto& f : all_b) in_b.insert(f.text);
+  for (const auto& f : all_a) {
+    if (in_b.count(f.text)) {
+      ++e.shared_features;
+    } else if (e.only_a.size() < top) {
+      e.only_a.push_back(f);
+    }
+  }
+  for (const auto& f : all_b) {
+    if (!in_a.count(f.text) && e.only_b.size() < top) e.only_b.push_back(f);
+  }
+  e.top_a.assign(all_a.begin(), all_a.begin() + static_cast<std::ptrdiff_t>(std::min(top, all_a.size())));
+  e.top_b.assign(all_b.begin(), all_b.begin() + static_cast<std::ptrdiff_t>(std::min(top, all_b.size())));
+  return e;
+}
+
+}  // namespace neardup

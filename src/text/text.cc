@@ -1,0 +1,104 @@
+// Public text functions (neardup/text.h) and the code point classes of the tokeniser.
+#include <unicode/uchar.h>
+#include <unicode/uscript.h>
+
+#include <array>
+#include <memory>
+
+#include "neardup/text.h"
+#include "text/normalizer.h"
+#include "text/tokenizer.h"
+#include "text/utf8.h"
+
+namespace neardup {
+namespace text_internal {
+namespace {
+
+bool InCjkScript(UChar32 c) {
+  UErrorCode error = U_ZERO_ERROR;
+  UScriptCode script = uscript_getScript(c, &error);
+  if (U_FAILURE(error)) return false;
+  if (script == USCRIPT_HAN || script == USCRIPT_HIRAGANA || script == USCRIPT_KATAKANA) return true;
+  if (script == USCRIPT_COMMON || script == USCRIPT_INHERITED) {
+    return uscript_hasScript(c, USCRIPT_HIRAGANA) || uscript_hasScript(c, USCRIPT_KATAKANA) ||
+           uscript_hasScript(c, USCRIPT_HAN);
+  }
+  return false;
+}
+
+CharClass ClassifyWithIcu(char32_t cp) {
+  const auto c = static_cast<UChar32>(cp);
+  const int32_t mask = U_GET_GC_MASK(c);
+  if ((mask & (U_GC_L_MASK | U_GC_M_MASK | U_GC_N_MASK)) == 0) return CharClass::kSeparator;
+  if (InCjkScript(c)) return CharClass::kCjk;
+  return (mask & U_GC_ND_MASK) ? CharClass::kDigit : CharClass::kLetter;
+}
+
+}  // namespace
+
+CharClass ClassifyNonAscii(char32_t cp) {
+  static const std::unique_ptr<std::array<CharClass, 0x10000>> bmp = [] {
+    auto table = std::make_unique<std::array<CharClass, 0x10000>>();
+    for (char32_t c = 0; c < 0x10000; ++c) {
+      (*table)[c] = c < 0x80 ? AsciiClass(static_cast<unsigned char>(c)) : ClassifyWithIcu(c);
+    }
+    return table;
+  }();
+  return cp < 0x10000 ? (*bmp)[cp] : ClassifyWithIcu(cp);
+}
+
+}  // namespace text_internal
+
+size_t FindInvalidUtf8(std::string_view text) {
+  const auto* begin = reinterpret_cast<const unsigned char*>(text.data());
+  const auto* end = begin + text.size();
+  const unsigned char* p = begin;
+  while (p < end) {
+    p += text_internal::AsciiPrefixLength(p, end);
+    if (p >= end) break;
+    char32_t cp;
+    int n = text_internal::DecodeUtf8(p, end, &cp);
+    if (n <= 0) return static_cast<size_t>(p - begin);
+    p += n;
+  }
+  return text.size();
+}
+
+std::string ReplaceInvalidUtf8(std::string_view text, size_t* replaced) {
+  std::string out;
+  out.reserve(text.size());
+  size_t count = 0;
+  const auto* begin = reinterpret_cast<const unsigned char*>(text.data());
+  const auto* end = begin + text.size();
+  const unsigned char* p = begin;
+  while (p < end) {
+    char32_t cp;
+    int n = text_internal::DecodeUtf8(p, end, &cp);
+    if (n > 0) {
+      out.append(reinterpret_cast<const char*>(p), static_cast<size_t>(n));
+      p += n;
+      continue;
+    }
+    out.append("\xEF\xBF\xBD");
+    ++count;
+    p += (n == 0) ? (end - p) : -n;
+  }
+  if (replaced != nullptr) *replaced = count;
+  return out;
+}
+
+Result<std::string> NormalizeText(std::string_view text) {
+  text_internal::StreamNormalizer normalizer(/*normalize=*/true, InvalidUtf8::kReject);
+  std::string out;
+  NEARDUP_RETURN_IF_ERROR(normalizer.Update(text, &out));
+  NEARDUP_RETURN_IF_ERROR(normalizer.Finish(&out));
+  return out;
+}
+
+std::vector<Token> Tokenize(std::string_view text) {
+  std::vector<Token> tokens;
+  text_internal::TokenizeSome(text, /*final=*/true, [&](const Token& t) { tokens.push_back(t); });
+  return tokens;
+}
+
+}  // namespace neardup
