@@ -1,1 +1,156 @@
 #include <gtest/gtest.h>
+
+#include <cstdlib>
+
+#include "neardup/input.h"
+#include "testutil.h"
+
+namespace neardup {
+namespace {
+
+std::vector<std::string> ReadAll(const std::string& path, uint64_t max_bytes = 1 << 20) {
+  auto reader = LineReader::Open(path);
+  EXPECT_TRUE(reader.ok()) << reader.status().ToString();
+  std::vector<std::string> lines;
+  std::string line;
+  while (true) {
+    auto more = (*reader)->ReadLine(&line, max_bytes);
+    EXPECT_TRUE(more.ok()) << more.status().ToString();
+    if (!more.ok() || !*more) break;
+    lines.push_back(line);
+  }
+  return lines;
+}
+
+TEST(LineReaderTest, LineEndings) {
+  testing::TempDir dir;
+  using V = std::vector<std::string>;
+  EXPECT_EQ(ReadAll(dir.File("a", "")), V{});
+  EXPECT_EQ(ReadAll(dir.File("b", "one\ntwo\n")), (V{"one", "two"}));
+  EXPECT_EQ(ReadAll(dir.File("c", "one\r\ntwo")), (V{"one", "two"}));
+  EXPECT_EQ(ReadAll(dir.File("d", "\n\nx\n")), (V{"", "", "x"}));
+  EXPECT_EQ(ReadAll(dir.File("e", "a\rb\n")), (V{"a\rb"}));
+}
+
+TEST(LineReaderTest, LinesLongerThanTheBuffer) {
+  testing::TempDir dir;
+  std::string big(3 << 20, 'x');
+  big[1 << 20] = '\r';  // a carriage return at a buffer boundary inside the line stays
+  auto lines = ReadAll(dir.File("big", big + "\r\nshort\n"), 8 << 20);
+  ASSERT_EQ(lines.size(), 2u);
+  EXPECT_EQ(lines[0], big);
+  EXPECT_EQ(lines[1], "short");
+}
+
+TEST(LineReaderTest, OverLongLineIsAnErrorAndReadingGoesOn) {
+  testing::TempDir dir;
+  std::string path = dir.File("long", "ok\n" + std::string(5000, 'y') + "\nafter\n");
+  auto reader = LineReader::Open(path);
+  ASSERT_TRUE(reader.ok());
+  std::string line;
+  ASSERT_TRUE(*(*reader)->ReadLine(&line, 100));
+  auto over = (*reader)->ReadLine(&line, 100);
+  ASSERT_FALSE(over.ok());
+  EXPECT_EQ(over.status().code(), Status::Code::kResourceExhausted);
+  EXPECT_NE(over.status().message().find(path + ":2:"), std::string::npos) << over.status().message();
+  auto next = (*reader)->ReadLine(&line, 100);
+  ASSERT_TRUE(next.ok() && *next);
+  EXPECT_EQ(line, "after");
+  EXPECT_EQ((*reader)->line_number(), 3u);
+}
+
+TEST(LineReaderTest, PiecesNeverHoldNewlines) {
+  testing::TempDir dir;
+  std::string text = std::string(2500000, 'a') + "\nb\n";
+  auto reader = LineReader::Open(dir.File("p", text));
+  ASSERT_TRUE(reader.ok());
+  size_t total = 0, pieces = 0;
+  auto more = (*reader)->ReadLinePieces([&](std::string_view piece) {
+    EXPECT_EQ(piece.find('\n'), std::string_view::npos);
+    total += piece.size();
+    ++pieces;
+    return Status::OK();
+  });
+  ASSERT_TRUE(more.ok() && *more);
+  EXPECT_EQ(total, 2500000u);
+  EXPECT_GE(pieces, 3u);
+}
+
+TEST(LineReaderTest, CompressedFiles) {
+  testing::TempDir dir;
+  std::string plain = dir.File("c.txt", "alpha\nbeta\ngamma\n");
+  ASSERT_EQ(std::system(("gzip -c " + plain + " > " + dir.Path("c.txt.gz")).c_str()), 0);
+  ASSERT_EQ(std::system(("zstd -q -c " + plain + " > " + dir.Path("c.txt.zst")).c_str()), 0);
+  std::vector<std::string> want = {"alpha", "beta", "gamma"};
+  EXPECT_EQ(ReadAll(dir.Path("c.txt.gz")), want);
+  EXPECT_EQ(ReadAll(dir.Path("c.txt.zst")), want);
+}
+
+TEST(LineReaderTest, CorruptCompressedFilesAreErrors) {
+  testing::TempDir dir;
+  for (const char* name : {"bad.gz", "bad.zst"}) {
+    auto reader = LineReader::Open(dir.File(name, "this is not compressed data at all\n"));
+    ASSERT_TRUE(reader.ok());
+    std::string line;
+    auto result = (*reader)->ReadLine(&line, 1000);
+    EXPECT_FALSE(result.ok()) << name;
+    if (!result.ok()) {
+      EXPECT_NE(result.status().message().find(name), std::string::npos);
+    }
+  }
+}
+
+TEST(LineReaderTest, MissingFile) {
+  auto reader = LineReader::Open("/nonexistent/neardup/file.txt");
+  ASSERT_FALSE(reader.ok());
+  EXPECT_EQ(reader.status().code(), Status::Code::kNotFound);
+  EXPECT_NE(reader.status().message().find("/nonexistent/neardup/file.txt"), std::string::npos);
+}
+
+TEST(JsonlParserTest, Fields) {
+  JsonlParser parser("id", "text");
+  JsonlParser::Fields f;
+  ASSERT_TRUE(parser.Parse(R"({"id":"a1","text":"hello \"world\"\n"})", &f).ok());
+  EXPECT_EQ(f.id, "a1");
+  EXPECT_TRUE(f.has_id);
+  EXPECT_EQ(f.text, "hello \"world\"\n");
+  ASSERT_TRUE(parser.Parse(R"({"text":"x","id":42})", &f).ok());
+  EXPECT_EQ(f.id, "42");
+  ASSERT_TRUE(parser.Parse(R"({"text":"no id"})", &f).ok());
+  EXPECT_FALSE(f.has_id);
+}
+
+TEST(JsonlParserTest, NestedFields) {
+  JsonlParser parser("meta.id", "body.text");
+  JsonlParser::Fields f;
+  ASSERT_TRUE(parser.Parse(R"({"meta":{"id":7},"body":{"text":"deep"}})", &f).ok());
+  EXPECT_EQ(f.id, "7");
+  EXPECT_EQ(f.text, "deep");
+}
+
+TEST(JsonlParserTest, BadLinesNameTheProblem) {
+  JsonlParser parser("id", "text");
+  JsonlParser::Fields f;
+  struct Case {
+    const char* line;
+    const char* message;
+  } cases[] = {
+      {R"({"id":1,"text":)", "malformed JSON"},
+      {"", "malformed JSON"},
+      {"[1,2]", "expected a JSON object, got an array"},
+      {R"({"id":1})", "no text field 'text'"},
+      {R"({"text":5})", "text field 'text' is a number"},
+      {R"({"text":null})", "text field 'text' is null"},
+      {R"({"text":"x","id":[1]})", "id field 'id' is an array"},
+      {"{\"text\":\"\xFF\"}", "malformed JSON"},
+  };
+  for (const auto& c : cases) {
+    Status status = parser.Parse(c.line, &f);
+    ASSERT_FALSE(status.ok()) << c.line;
+    EXPECT_EQ(status.code(), Status::Code::kInvalidArgument);
+    EXPECT_NE(status.message().find(c.message), std::string::npos) << status.message();
+  }
+}
+
+}  // namespace
+}  // namespace neardup
