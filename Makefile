@@ -4,7 +4,7 @@ RELEASE := build/release
 ASAN := build/asan
 CMAKE_FLAGS ?=
 
-.PHONY: all deps build asan test test-release test-asan demo bench quality format clean
+.PHONY: all deps build asan test test-release test-asan demo bench quality format clean kat
 
 all: build
 
@@ -40,3 +40,7 @@ format:
 
 clean:
 	rm -rf build
+
+# Regenerates the fingerprint known-answer vectors (only when the fingerprint is meant to change).
+kat: build
+	@$(RELEASE)/tests/neardup_kat_generate tests/data/kat_texts.txt > tests/data/fingerprint_vectors.tsv

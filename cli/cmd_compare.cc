@@ -47,7 +47,7 @@ void AppendFeatureList(std::string_view title, const std::vector<WeightedFeature
   if (features.empty()) out->append(" (none)");
   for (const auto& f : features) {
     out->append("\n    ");
-    out->append(std::to_string(f.weight));
+    AppendNumber(f.weight, out);
     out->append("  ");
     out->append(f.text);
   }
@@ -61,7 +61,7 @@ void AppendFeatureJson(const std::vector<WeightedFeature>& features, std::string
     out->push_back('[');
     AppendJsonString(features[i].text, out);
     out->push_back(',');
-    out->append(std::to_string(features[i].weight));
+    AppendNumber(features[i].weight, out);
     out->push_back(']');
   }
   out->push_back(']');

@@ -23,7 +23,7 @@ void AppendFeatures(const std::vector<WeightedFeature>& features, std::string* o
     out->push_back('[');
     AppendJsonString(features[i].text, out);
     out->push_back(',');
-    out->append(std::to_string(features[i].weight));
+    AppendNumber(features[i].weight, out);
     out->push_back(']');
   }
   out->push_back(']');

@@ -1,5 +1,6 @@
 #include "cli/common.h"
 
+#include <charconv>
 #include <cstdio>
 #include <memory>
 
@@ -176,6 +177,12 @@ void AppendTsvField(std::string_view s, std::string* out) {
       default: out->push_back(c);
     }
   }
+}
+
+void AppendNumber(double value, std::string* out) {
+  char buffer[32];
+  auto [end, error] = std::to_chars(buffer, buffer + sizeof(buffer), value);
+  out->append(buffer, error == std::errc() ? static_cast<size_t>(end - buffer) : 0);
 }
 
 void AppendHex64(uint64_t value, std::string* out) {

@@ -84,6 +84,9 @@ void AppendJsonString(std::string_view s, std::string* out);
 // Appends s for a TSV field: tab, newline, carriage return and backslash become \t \n \r \\.
 void AppendTsvField(std::string_view s, std::string* out);
 
+// The shortest decimal form that reads back as the same double (2, 0.5, 1.2345678901234567).
+void AppendNumber(double value, std::string* out);
+
 // 16 lowercase hex digits.
 void AppendHex64(uint64_t value, std::string* out);
 

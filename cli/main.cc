@@ -2,6 +2,8 @@
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
+#include <exception>
+#include <new>
 
 #include "cli/commands.h"
 #include "cli/common.h"
@@ -25,6 +27,12 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     app.exit(e);
     return e.get_exit_code() == 0 ? neardup::cli::kExitSuccess : neardup::cli::kExitUsage;
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr, "neardup: out of memory (lower the input size limits, e.g. --max-doc-bytes)\n");
+    return neardup::cli::kExitBadInput;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "neardup: %s\n", e.what());
+    return neardup::cli::kExitBadInput;
   }
   return exit_code;
 }

@@ -1,0 +1,162 @@
+#!/usr/bin/env bash
+# CLI behaviour of neardup: expected stdout, stderr and exit code of each case.
+# Usage: cli_test.sh PATH/TO/neardup
+set -u
+ND=$1
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+passed=0
+failed=0
+
+# run NAME EXPECTED_EXIT STDIN_FILE -- COMMAND...: runs it, keeping stdout in $T/out and stderr in $T/err.
+run() {
+  local name=$1 want=$2 input=$3
+  shift 4
+  "$@" <"$input" >"$T/out" 2>"$T/err"
+  local got=$?
+  if [[ $got -ne $want ]]; then
+    fail "$name" "exit $got, expected $want"
+    return 1
+  fi
+  return 0
+}
+fail() {
+  echo "FAIL $1: $2"
+  echo "  stdout: $(head -c 400 "$T/out")"
+  echo "  stderr: $(head -c 400 "$T/err")"
+  failed=$((failed + 1))
+}
+ok() { passed=$((passed + 1)); }
+# expect NAME FILE PATTERN: FILE contains the fixed string PATTERN.
+expect() {
+  if grep -qF -- "$3" "$2"; then ok; else fail "$1" "$(basename "$2") lacks '$3'"; fi
+}
+# expect_same NAME FILE CONTENT: FILE is exactly CONTENT.
+expect_same() {
+  if [[ "$(cat "$2")" == "$3" ]]; then ok; else fail "$1" "$(basename "$2") is not '$3'"; fi
+}
+vector() {  # vector MODE LINE: the known-answer fingerprint of kat_texts.txt line LINE in MODE
+  awk -F'\t' -v m="$1" -v l="$2" '$1 == m && $2 == l { print $3 }' "$ROOT/tests/data/fingerprint_vectors.tsv"
+}
+
+printf 'The quick brown fox jumps over the lazy dog.\nThe quick brown fox jumped over the lazy dog!\n\n' >"$T/plain.txt"
+: >"$T/empty"
+
+# --- hash, plain text
+if run hash-plain 0 "$T/plain.txt" -- "$ND" hash; then
+  expect_same hash-plain "$T/out" "$(printf '1\t%s\n2\t%s\n3\t0000000000000000' "$(vector shingles:word:3 2)" "$(vector shingles:word:3 3)")"
+fi
+if run hash-terms 0 "$T/plain.txt" -- "$ND" hash --mode terms; then
+  expect hash-terms "$T/out" "$(printf '1\t%s' "$(vector terms 2)")"
+fi
+if run hash-char 0 "$T/plain.txt" -- "$ND" hash --shingle-unit char -n 5; then
+  expect hash-char "$T/out" "$(printf '2\t%s' "$(vector shingles:char:5 3)")"
+fi
+if run hash-files 0 "$T/empty" -- "$ND" hash "$T/plain.txt" "$T/plain.txt"; then
+  [[ $(wc -l <"$T/out") -eq 6 ]] && ok || fail hash-files "expected 6 lines"
+fi
+gzip -c "$T/plain.txt" >"$T/plain.txt.gz"
+if run hash-gzip 0 "$T/empty" -- "$ND" hash "$T/plain.txt.gz"; then
+  expect hash-gzip "$T/out" "$(printf '1\t%s' "$(vector shingles:word:3 2)")"
+fi
+if run hash-json 0 "$T/plain.txt" -- "$ND" hash --json; then
+  expect hash-json "$T/out" "{\"id\":\"3\",\"simhash\":\"0000000000000000\",\"empty\":true}"
+fi
+if run hash-explain 0 "$T/plain.txt" -- "$ND" hash --json --explain --mode terms --top 2; then
+  expect hash-explain "$T/out" "\"top\":[[\"the\",2],[\"brown\",1]]"
+fi
+
+# --- hash, JSONL
+printf '{"id":"a","text":"The quick brown fox jumps over the lazy dog."}\n{"meta":{"id":7},"text":"x","body":{"t":"nested"}}\n' >"$T/docs.jsonl"
+if run jsonl 0 "$T/docs.jsonl" -- "$ND" hash --jsonl; then
+  expect jsonl "$T/out" "$(printf 'a\t%s' "$(vector shingles:word:3 2)")"
+  expect jsonl "$T/out" "$(printf '2\t')"
+fi
+if run jsonl-nested 1 "$T/docs.jsonl" -- "$ND" hash --jsonl --id-field meta.id --text-field body.t; then
+  expect jsonl-nested "$T/err" "neardup hash: -:1: no text field 'body.t'"
+fi
+printf '{"text":"ok"}\n{"text": broken\n' >"$T/bad.jsonl"
+if run jsonl-malformed 1 "$T/empty" -- "$ND" hash --jsonl "$T/bad.jsonl"; then
+  expect jsonl-malformed "$T/err" "$T/bad.jsonl:2: malformed JSON"
+  [[ $(wc -l <"$T/out") -eq 1 ]] && ok || fail jsonl-malformed "the good first line was not written"
+fi
+printf '{"text":["not","a","string"]}\n' >"$T/type.jsonl"
+if run jsonl-type 1 "$T/type.jsonl" -- "$ND" hash --jsonl; then
+  expect jsonl-type "$T/err" "-:1: text field 'text' is an array, expected a string"
+fi
+head -c 3000 /dev/zero | tr '\0' 'a' | sed 's/^/{"text":"/; s/$/"}/' >"$T/long.jsonl"
+if run jsonl-long 1 "$T/long.jsonl" -- "$ND" hash --jsonl --max-line-bytes 1K; then
+  expect jsonl-long "$T/err" "-:1: line longer than the limit of 1024 bytes"
+fi
+
+# --- bad input
+printf 'ok line\nab\xffcd\n' >"$T/invalid.txt"
+if run utf8-reject 1 "$T/invalid.txt" -- "$ND" hash --invalid-utf8 reject; then
+  expect utf8-reject "$T/err" "neardup hash: -:2: invalid UTF-8 at byte offset 2"
+fi
+if run utf8-replace 0 "$T/invalid.txt" -- "$ND" hash; then
+  [[ $(wc -l <"$T/out") -eq 2 ]] && ok || fail utf8-replace "expected 2 lines"
+fi
+if run missing-file 1 "$T/empty" -- "$ND" hash "$T/does-not-exist.txt"; then
+  expect missing-file "$T/err" "$T/does-not-exist.txt: cannot open: No such file or directory"
+fi
+if run unknown-option 2 "$T/empty" -- "$ND" hash --frobnicate; then
+  expect unknown-option "$T/err" "--frobnicate"
+fi
+if run bad-mode 2 "$T/empty" -- "$ND" hash --mode fuzzy; then
+  expect bad-mode "$T/err" "fuzzy"
+fi
+if run bad-size 2 "$T/empty" -- "$ND" hash --max-doc-bytes 12Q; then
+  expect bad-size "$T/err" "unknown size unit"
+fi
+if run no-command 2 "$T/empty" -- "$ND"; then ok; fi
+
+# --- a 100 MB single line: streams in bounded memory; a limit gives a clear message
+yes 'lorem ipsum dolor sit amet consectetur adipiscing elit' | head -c 100000000 | tr '\n' ' ' >"$T/huge.txt"
+echo >>"$T/huge.txt"
+if [[ -z "${NEARDUP_SANITIZED:-}" ]]; then
+  # 150 MB of address space: a program that held the line in memory could not run.
+  if run huge-line 0 "$T/huge.txt" -- bash -c "ulimit -v 150000; exec \"$ND\" hash"; then
+    [[ $(wc -l <"$T/out") -eq 1 ]] && ok || fail huge-line "expected one fingerprint"
+  fi
+else
+  if run huge-line 0 "$T/huge.txt" -- "$ND" hash; then ok; fi
+fi
+if run huge-limit 1 "$T/huge.txt" -- "$ND" hash --max-doc-bytes 10M; then
+  expect huge-limit "$T/err" "neardup hash: -:1: document longer than the limit of 10485760 bytes"
+fi
+rm -f "$T/huge.txt"
+
+# --- compare
+printf 'The quick brown fox jumps over the lazy dog near the river bank today.\n' >"$T/a.txt"
+printf 'The quick brown fox jumps over the lazy dog near the river bank today!\n' >"$T/b.txt"
+printf 'Completely unrelated words about database indexes and query planning.\n' >"$T/c.txt"
+if run compare-near 0 "$T/empty" -- "$ND" compare "$T/a.txt" "$T/b.txt"; then
+  expect compare-near "$T/out" "distance: 0 of 64 bits: near-duplicates at k=3"
+fi
+if run compare-far 0 "$T/empty" -- "$ND" compare "$T/a.txt" "$T/c.txt" --json; then
+  expect compare-far "$T/out" "\"near_duplicate\":false"
+  expect compare-far "$T/out" "\"only_a\":[[\"brown fox jumps\",1]"
+fi
+if run compare-text 0 "$T/empty" -- "$ND" compare --text 'alpha beta gamma' --text 'alpha beta delta' --mode terms; then
+  expect compare-text "$T/out" "top features only in A:"
+  expect compare-text "$T/out" "gamma"
+fi
+if run compare-usage 2 "$T/empty" -- "$ND" compare "$T/a.txt"; then
+  expect compare-usage "$T/err" "give two files"
+fi
+if run compare-missing 1 "$T/empty" -- "$ND" compare "$T/a.txt" "$T/nope.txt"; then
+  expect compare-missing "$T/err" "nope.txt: cannot open"
+fi
+
+# --- help and version
+for command in hash compare; do
+  if run "help-$command" 0 "$T/empty" -- "$ND" "$command" --help; then
+    expect "help-$command" "$T/out" "Example"
+  fi
+done
+if run version 0 "$T/empty" -- "$ND" version; then expect version "$T/out" "simd:"; fi
+
+echo "$passed passed, $failed failed"
+[[ $failed -eq 0 ]]

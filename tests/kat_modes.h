@@ -1,0 +1,69 @@
+// The option sets that get fingerprint known-answer vectors, shared by the generator and the test.
+// A spec is "mode[:unit:n][:raw]"; "raw" turns normalisation off.
+#ifndef NEARDUP_TESTS_KAT_MODES_H_
+#define NEARDUP_TESTS_KAT_MODES_H_
+
+#include <string>
+#include <vector>
+
+#include "neardup/simhash.h"
+
+namespace neardup::testing {
+
+inline const std::vector<std::string>& KnownAnswerModes() {
+  static const std::vector<std::string> modes = {
+      "terms",           "terms:raw",        "shingles:word:1", "shingles:word:2",
+      "shingles:word:3", "shingles:word:5",  "shingles:char:3", "shingles:char:5",
+      "shingles:word:3:raw",
+  };
+  return modes;
+}
+
+inline Result<FingerprintOptions> ParseModeSpec(const std::string& spec) {
+  std::vector<std::string> parts;
+  size_t start = 0;
+  while (true) {
+    size_t colon = spec.find(':', start);
+    parts.push_back(spec.substr(start, colon == std::string::npos ? std::string::npos : colon - start));
+    if (colon == std::string::npos) break;
+    start = colon + 1;
+  }
+  FingerprintOptions options;
+  if (!parts.empty() && parts.back() == "raw") {
+    options.normalize = false;
+    parts.pop_back();
+  }
+  auto mode = ParseFeatureMode(parts[0]);
+  if (!mode.ok()) return mode.status();
+  options.mode = *mode;
+  if (parts.size() == 3) {
+    auto unit = ParseShingleUnit(parts[1]);
+    if (!unit.ok()) return unit.status();
+    options.shingle_unit = *unit;
+    options.shingle_size = std::stoi(parts[2]);
+  } else if (parts.size() != 1) {
+    return Status::InvalidArgument("bad mode spec " + spec);
+  }
+  return options;
+}
+
+// Decodes \xNN and \\ escapes.
+inline std::string Unescape(const std::string& line) {
+  std::string out;
+  for (size_t i = 0; i < line.size(); ++i) {
+    if (line[i] == '\\' && i + 1 < line.size() && line[i + 1] == '\\') {
+      out.push_back('\\');
+      ++i;
+    } else if (line[i] == '\\' && i + 3 < line.size() && line[i + 1] == 'x') {
+      out.push_back(static_cast<char>(std::stoi(line.substr(i + 2, 2), nullptr, 16)));
+      i += 3;
+    } else {
+      out.push_back(line[i]);
+    }
+  }
+  return out;
+}
+
+}  // namespace neardup::testing
+
+#endif  // NEARDUP_TESTS_KAT_MODES_H_

@@ -1,0 +1,73 @@
+// Stored fingerprints must stay valid: every vector of data/fingerprint_vectors.tsv is recomputed.
+// A failure here means the change alters the fingerprint of existing documents.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "kat_modes.h"
+#include "neardup/cpu.h"
+
+namespace neardup {
+namespace {
+
+std::map<int, std::string> LoadTexts() {
+  std::ifstream in(std::string(NEARDUP_SOURCE_DIR) + "/tests/data/kat_texts.txt");
+  std::map<int, std::string> texts;
+  std::string line;
+  for (int number = 1; std::getline(in, line); ++number) {
+    if (!line.empty() && line[0] != '#') texts[number] = testing::Unescape(line);
+    if (line.empty()) texts[number] = "";
+  }
+  return texts;
+}
+
+TEST(KnownAnswerTest, EveryVectorOnEverySimdLevel) {
+  auto texts = LoadTexts();
+  ASSERT_GE(texts.size(), 10u);
+  std::ifstream in(std::string(NEARDUP_SOURCE_DIR) + "/tests/data/fingerprint_vectors.tsv");
+  ASSERT_TRUE(in.good());
+  std::string line;
+  size_t checked = 0;
+  std::map<std::string, std::unique_ptr<Fingerprinter>> fingerprinters;
+  std::vector<std::tuple<std::string, int, uint64_t>> vectors;
+  while (std::getline(in, line)) {
+    if (line.empty() || line[0] == '#') continue;
+    std::istringstream fields(line);
+    std::string spec, hex;
+    int number;
+    fields >> spec >> number >> hex;
+    vectors.emplace_back(spec, number, std::stoull(hex, nullptr, 16));
+  }
+  for (const auto& spec : testing::KnownAnswerModes()) {
+    size_t count = 0;
+    for (const auto& v : vectors) count += std::get<0>(v) == spec;
+    EXPECT_EQ(count, texts.size()) << "mode " << spec << " lacks vectors: regenerate them";
+  }
+  for (SimdLevel level : {SimdLevel::kPortable, SimdLevel::kAvx2, SimdLevel::kAvx512}) {
+    if (level > DetectedSimdLevel()) continue;
+    SetSimdLevel(level);
+    for (const auto& [spec, number, expected] : vectors) {
+      auto& f = fingerprinters[spec];
+      if (!f) {
+        auto options = testing::ParseModeSpec(spec);
+        ASSERT_TRUE(options.ok()) << spec;
+        auto created = Fingerprinter::Create(*options);
+        ASSERT_TRUE(created.ok()) << spec;
+        f = std::move(created).value();
+      }
+      ASSERT_TRUE(texts.count(number)) << "no text on line " << number;
+      auto result = f->Fingerprint(texts[number]);
+      ASSERT_TRUE(result.ok());
+      EXPECT_EQ(result->simhash, expected)
+          << "mode " << spec << ", text line " << number << ", simd " << SimdLevelName(level);
+      ++checked;
+    }
+  }
+  SetSimdLevel(DetectedSimdLevel());
+  EXPECT_GT(checked, 0u);
+}
+
+}  // namespace
+}  // namespace neardup
