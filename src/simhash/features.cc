@@ -1,5 +1,8 @@
 #include "simhash/features.h"
 
+// XXH3 inlined (xxHash's documented header-only mode): most features are a few bytes long, and the
+// call into the shared library would cost as much as the hash.
+#define XXH_INLINE_ALL
 #include <xxhash.h>
 
 #include <algorithm>
@@ -86,16 +89,22 @@ std::vector<WeightedFeature> FeatureSink::Top(size_t limit) const {
   return all;
 }
 
+// Drops everything before the last n - 1 units (all a later shingle can use).
+void UnitWindow::Compact() {
+  const uint64_t keep = std::min<uint64_t>(seen_, n_ - 1);
+  const size_t from = keep == 0 ? buffer_.size() : starts_[(next_ + n_ - keep) % n_];
+  buffer_.erase(0, from);
+  for (uint64_t i = 0; i < keep; ++i) starts_[(next_ + n_ - 1 - i) % n_] -= from;
+}
+
 FeatureGenerator::FeatureGenerator(const FingerprintOptions& options)
     : mode_(options.mode),
       unit_(options.shingle_unit),
-      n_(static_cast<size_t>(std::max(1, options.shingle_size))),
-      word_window_(n_) {}
+      window_(static_cast<size_t>(std::max(1, options.shingle_size)),
+              options.shingle_unit == ShingleUnit::kWord) {}
 
 void FeatureGenerator::Reset() {
-  units_seen_ = 0;
-  char_window_.clear();
-  char_lengths_.clear();
+  window_.Reset();
   tokens_seen_ = false;
 }
 
@@ -107,21 +116,15 @@ void FeatureGenerator::AddToken(const Token& token, FeatureSink* sink) {
     } else {
       sink->Add(text);
     }
-  } else if (unit_ == ShingleUnit::kWord) {
-    if (token.kind == TokenKind::kCjk) {
-      for (size_t i = 0; i < text.size();) {
-        const size_t len = SequenceLength(static_cast<unsigned char>(text[i]));
-        AddWordUnit(text.substr(i, len), sink);
-        i += len;
-      }
-    } else {
-      AddWordUnit(text, sink);
-    }
+  } else if (unit_ == ShingleUnit::kWord && token.kind != TokenKind::kCjk) {
+    if (window_.Push(text)) sink->Add(window_.Shingle());
   } else {
-    if (tokens_seen_) AddCharUnit(" ", sink);
+    // Word shingles of CJK runs take one character per unit; character shingles take every code
+    // point, with one space between tokens.
+    if (unit_ == ShingleUnit::kChar && tokens_seen_ && window_.Push(" ")) sink->Add(window_.Shingle());
     for (size_t i = 0; i < text.size();) {
       const size_t len = SequenceLength(static_cast<unsigned char>(text[i]));
-      AddCharUnit(text.substr(i, len), sink);
+      if (window_.Push(text.substr(i, len))) sink->Add(window_.Shingle());
       i += len;
     }
   }
@@ -143,46 +146,11 @@ void FeatureGenerator::AddCjkBigrams(std::string_view run, FeatureSink* sink) {
   }
 }
 
-void FeatureGenerator::AddWordUnit(std::string_view unit, FeatureSink* sink) {
-  word_window_[units_seen_ % n_].assign(unit);
-  ++units_seen_;
-  if (units_seen_ < n_) return;
-  if (n_ == 1) {
-    sink->Add(unit);
-    return;
-  }
-  joined_.clear();
-  for (size_t i = units_seen_ - n_; i < units_seen_; ++i) {
-    if (i != units_seen_ - n_) joined_.push_back(' ');
-    joined_.append(word_window_[i % n_]);
-  }
-  sink->Add(joined_);
-}
-
-void FeatureGenerator::AddCharUnit(std::string_view code_point, FeatureSink* sink) {
-  char_window_.append(code_point);
-  char_lengths_.push_back(static_cast<uint8_t>(code_point.size()));
-  ++units_seen_;
-  if (char_lengths_.size() > n_) {
-    char_window_.erase(0, char_lengths_.front());
-    char_lengths_.erase(char_lengths_.begin());
-  }
-  if (char_lengths_.size() == n_) sink->Add(char_window_);
-}
-
 void FeatureGenerator::Finish(FeatureSink* sink) {
-  if (mode_ != FeatureMode::kShingles || units_seen_ == 0 || units_seen_ >= n_) return;
   // Fewer units than the shingle length: the whole text is one feature.
-  if (unit_ == ShingleUnit::kChar) {
-    sink->Add(char_window_);
-    return;
+  if (mode_ == FeatureMode::kShingles && window_.seen() > 0 && !window_.full()) {
+    sink->Add(window_.Shingle());
   }
-  joined_.clear();
-  for (size_t i = 0; i < units_seen_; ++i) {
-    if (i != 0) joined_.push_back(' ');
-    joined_.append(word_window_[i]);
-  }
-  sink->Add(joined_);
 }
 
 }  // namespace simhash_internal

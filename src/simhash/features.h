@@ -48,6 +48,51 @@ class FeatureSink {
   std::unordered_map<std::string, double> recorded_;
 };
 
+// The last n units of a stream, contiguous in one buffer so that a shingle is a view, not a copy.
+// Units are separated by one space when `spaced` (word shingles) and adjacent otherwise (characters).
+class UnitWindow {
+ public:
+  UnitWindow(size_t n, bool spaced) : n_(n), spaced_(spaced), starts_(n) {}
+
+  void Reset() {
+    buffer_.clear();
+    seen_ = 0;
+    next_ = 0;
+  }
+
+  // Appends a unit; returns true when n units are in the window (the shingle is ready).
+  bool Push(std::string_view unit) {
+    if (buffer_.size() + unit.size() + 1 > kCompactAt && seen_ > 0) Compact();
+    starts_[next_] = buffer_.size();
+    next_ = next_ + 1 == n_ ? 0 : next_ + 1;
+    buffer_.append(unit);
+    if (spaced_) buffer_.push_back(' ');
+    ++seen_;
+    return seen_ >= n_;
+  }
+
+  // The last n units (or all of them when fewer were pushed), joined.
+  std::string_view Shingle() const {
+    const size_t first = seen_ >= n_ ? starts_[next_] : starts_[0];  // next_ is the oldest slot
+    const size_t end = buffer_.size() - (spaced_ ? 1 : 0);
+    return std::string_view(buffer_).substr(first, end - first);
+  }
+
+  uint64_t seen() const { return seen_; }
+  bool full() const { return seen_ >= n_; }
+
+ private:
+  static constexpr size_t kCompactAt = 1 << 16;
+  void Compact();
+
+  const size_t n_;
+  const bool spaced_;
+  std::vector<size_t> starts_;  // ring of the starts of the last n units
+  size_t next_ = 0;             // slot of the next unit (when full: of the oldest)
+  std::string buffer_;
+  uint64_t seen_ = 0;
+};
+
 // Cuts a token stream into the features of a mode (terms, word shingles, character shingles).
 class FeatureGenerator {
  public:
@@ -58,18 +103,11 @@ class FeatureGenerator {
   void Finish(FeatureSink* sink);
 
  private:
-  void AddWordUnit(std::string_view unit, FeatureSink* sink);
-  void AddCharUnit(std::string_view code_point, FeatureSink* sink);
   void AddCjkBigrams(std::string_view run, FeatureSink* sink);
 
   const FeatureMode mode_;
   const ShingleUnit unit_;
-  const size_t n_;
-  uint64_t units_seen_ = 0;
-  std::vector<std::string> word_window_;  // ring of the last n word units
-  std::string joined_;
-  std::string char_window_;               // bytes of the last n code points
-  std::vector<uint8_t> char_lengths_;     // their lengths, oldest first
+  UnitWindow window_;
   bool tokens_seen_ = false;
 };
 

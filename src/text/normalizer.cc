@@ -151,7 +151,11 @@ void StreamNormalizer::Normalize(std::string_view valid, std::string* out) const
     // may attach to it, so ICU must see it).
     const unsigned char* ascii_end = p + AsciiPrefixLength(p, end);
     const unsigned char* copy_end = (ascii_end < end && ascii_end > p) ? ascii_end - 1 : ascii_end;
-    for (const unsigned char* q = p; q < copy_end; ++q) out->push_back(AsciiLower(*q));
+    const size_t run = static_cast<size_t>(copy_end - p);
+    const size_t at = out->size();
+    out->resize(at + run);
+    char* dst = out->data() + at;
+    for (size_t i = 0; i < run; ++i) dst[i] = AsciiLower(p[i]);
     if (ascii_end >= end) break;
     // Non-ASCII segment: from copy_end up to the next ASCII byte (ASCII never combines with what is
     // before it, so the segment normalises independently).

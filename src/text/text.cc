@@ -5,6 +5,10 @@
 #include <array>
 #include <memory>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #include "neardup/text.h"
 #include "text/normalizer.h"
 #include "text/tokenizer.h"
@@ -35,6 +39,39 @@ CharClass ClassifyWithIcu(char32_t cp) {
 }
 
 }  // namespace
+
+AsciiMasks ClassifyBlock(const unsigned char* p, size_t n) {
+  AsciiMasks m;
+#if defined(__SSE2__)
+  if (n == 64) {
+    for (int i = 0; i < 4; ++i) {
+      const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 16 * i));
+      // Signed compares: bytes >= 0x80 are negative and fall outside every ASCII range.
+      const __m128i digit = _mm_and_si128(_mm_cmpgt_epi8(v, _mm_set1_epi8('0' - 1)),
+                                          _mm_cmplt_epi8(v, _mm_set1_epi8('9' + 1)));
+      const __m128i folded = _mm_or_si128(v, _mm_set1_epi8(0x20));  // 'A'..'Z' -> 'a'..'z'
+      const __m128i letter = _mm_and_si128(_mm_cmpgt_epi8(folded, _mm_set1_epi8('a' - 1)),
+                                           _mm_cmplt_epi8(folded, _mm_set1_epi8('z' + 1)));
+      const auto shift = static_cast<unsigned>(16 * i);
+      m.letter |= static_cast<uint64_t>(static_cast<uint16_t>(_mm_movemask_epi8(letter))) << shift;
+      m.word |= static_cast<uint64_t>(static_cast<uint16_t>(_mm_movemask_epi8(_mm_or_si128(letter, digit))))
+                << shift;
+      m.non_ascii |= static_cast<uint64_t>(static_cast<uint16_t>(_mm_movemask_epi8(v))) << shift;
+    }
+    return m;
+  }
+#endif
+  for (size_t i = 0; i < n; ++i) {
+    const unsigned char c = p[i];
+    if (c >= 0x80) {
+      m.non_ascii |= uint64_t{1} << i;
+    } else if (kAsciiClasses[c] != CharClass::kSeparator) {
+      m.word |= uint64_t{1} << i;
+      if (kAsciiClasses[c] == CharClass::kLetter) m.letter |= uint64_t{1} << i;
+    }
+  }
+  return m;
+}
 
 CharClass ClassifyNonAscii(char32_t cp) {
   static const std::unique_ptr<std::array<CharClass, 0x10000>> bmp = [] {

@@ -2,6 +2,9 @@
 #include <unicode/normalizer2.h>
 #include <unicode/unistr.h>
 #include <unicode/ustring.h>
+#include <unicode/uchar.h>
+#include <unicode/uscript.h>
+#include <unicode/utf8.h>
 
 #include <random>
 
@@ -160,6 +163,63 @@ TEST(TokenizeTest, LatinNextToCjkSplits) {
 TEST(TokenizeTest, SeparatorsOnly) {
   EXPECT_TRUE(Tokenize("").empty());
   EXPECT_TRUE(Tokenize(" ,.;!?\t\n\xE3\x80\x82\xEF\xBF\xBD").empty());
+}
+
+// The tokeniser's 64-byte block scanning against a plain code-point-by-code-point reference that
+// asks ICU for every character.
+std::vector<std::pair<std::string, TokenKind>> ReferenceTokens(const std::string& text) {
+  auto classify = [](UChar32 c) {
+    const int32_t mask = U_GET_GC_MASK(c);
+    if ((mask & (U_GC_L_MASK | U_GC_M_MASK | U_GC_N_MASK)) == 0) return 0;  // separator
+    UErrorCode error = U_ZERO_ERROR;
+    const UScriptCode script = uscript_getScript(c, &error);
+    const bool cjk = script == USCRIPT_HAN || script == USCRIPT_HIRAGANA || script == USCRIPT_KATAKANA ||
+                     ((script == USCRIPT_COMMON || script == USCRIPT_INHERITED) &&
+                      (uscript_hasScript(c, USCRIPT_HAN) || uscript_hasScript(c, USCRIPT_HIRAGANA) ||
+                       uscript_hasScript(c, USCRIPT_KATAKANA)));
+    if (cjk) return 3;
+    return (mask & U_GC_ND_MASK) ? 2 : 1;  // digit : letter
+  };
+  std::vector<std::pair<std::string, TokenKind>> tokens;
+  int32_t i = 0;
+  const auto length = static_cast<int32_t>(text.size());
+  std::string current;
+  int current_class = 0;
+  bool letters = false;
+  auto flush = [&] {
+    if (!current.empty()) {
+      tokens.emplace_back(current, current_class == 3 ? TokenKind::kCjk
+                                   : letters          ? TokenKind::kWord
+                                                      : TokenKind::kNumber);
+    }
+    current.clear();
+    letters = false;
+  };
+  while (i < length) {
+    const int32_t start = i;
+    UChar32 c;
+    U8_NEXT(reinterpret_cast<const uint8_t*>(text.data()), i, length, c);
+    const int cls = c < 0 ? 0 : classify(c);
+    const bool joins = cls != 0 && !current.empty() && ((cls == 3) == (current_class == 3));
+    if (!joins) flush();
+    if (cls == 0) continue;
+    current_class = cls == 3 ? 3 : 1;
+    letters |= cls == 1;
+    current.append(text, static_cast<size_t>(start), static_cast<size_t>(i - start));
+  }
+  flush();
+  return tokens;
+}
+
+TEST(TokenizeTest, AgreesWithReference) {
+  std::mt19937_64 rng(4);
+  for (int round = 0; round < 3000; ++round) {
+    std::string text = testing::RandomUtf8ish(rng, rng() % 200, /*invalid=*/false);
+    if (round % 3 == 0) text = testing::Join(testing::RandomWords(rng, rng() % 50)) + text;
+    std::vector<std::pair<std::string, TokenKind>> got;
+    for (const auto& t : Tokenize(text)) got.emplace_back(std::string(t.text), t.kind);
+    ASSERT_EQ(got, ReferenceTokens(text)) << text;
+  }
 }
 
 TEST(TokenizeTest, LongTokensAreCut) {
