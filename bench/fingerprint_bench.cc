@@ -4,7 +4,7 @@
 //   BM_Fingerprint/{en,zh}/{shingles,char5,terms}  bytes/s of the whole pipeline (UTF-8 check, NFKC +
 //       case folding, tokens, features, XXH3, fold) over real text, one document per line. The corpus
 //       comes from $NEARDUP_BENCH_DATA/{en,zh}.txt (bench/run.sh extracts LibreOffice help pages).
-//   BM_Fold/{unit,weighted}/LEVEL  feature hashes folded per second by each SIMD level.
+//   BM_Fold/weighted/LEVEL  weighted feature hashes folded per second by each SIMD level.
 //   BM_HammingScan/LEVEL  fingerprints compared per second by a brute-force scan of 10M fingerprints
 //       with batches of 32 queries (items_per_second = comparisons per second).
 #include <benchmark/benchmark.h>
@@ -124,7 +124,6 @@ BENCHMARK_CAPTURE(BM_Fingerprint, zh/shingles, "zh", Mode(FeatureMode::kShingles
     ->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_Fingerprint, zh/terms, "zh", Mode(FeatureMode::kTerms, ShingleUnit::kWord, 3))
     ->Unit(benchmark::kMillisecond);
-BENCHMARK_CAPTURE(BM_Fold, unit, false)->DenseRange(0, 2);
 BENCHMARK_CAPTURE(BM_Fold, weighted, true)->DenseRange(0, 2);
 BENCHMARK(BM_HammingScan)->DenseRange(0, 2)->Unit(benchmark::kMillisecond);
 

@@ -4,6 +4,7 @@
 #include "simhash/kernels.h"
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <cstring>
 
@@ -17,10 +18,36 @@
 namespace neardup::simhash_internal {
 namespace {
 
+// Byte b of a hash spread over 8 byte lanes of a 64-bit word (lane i = bit i of b): lets the portable
+// fold count 8 bits with one addition (SWAR).
+constexpr auto kSpreadBits = [] {
+  std::array<uint64_t, 256> table{};
+  for (unsigned b = 0; b < 256; ++b) {
+    for (unsigned i = 0; i < 8; ++i) table[b] |= static_cast<uint64_t>((b >> i) & 1) << (8 * i);
+  }
+  return table;
+}();
+
+// +1.0 / -1.0 for the 8 bits of a byte.
+constexpr auto kBitSigns = [] {
+  std::array<std::array<double, 8>, 256> table{};
+  for (unsigned b = 0; b < 256; ++b) {
+    for (unsigned i = 0; i < 8; ++i) table[b][i] = ((b >> i) & 1) ? 1.0 : -1.0;
+  }
+  return table;
+}();
+
 void FoldUnitPortable(const uint64_t* hashes, size_t n, uint64_t ones[64]) {
-  for (size_t i = 0; i < n; ++i) {
-    const uint64_t h = hashes[i];
-    for (int j = 0; j < 64; ++j) ones[j] += (h >> j) & 1;
+  for (size_t start = 0; start < n; start += 255) {  // byte lanes hold at most 255
+    const size_t end = std::min(n, start + 255);
+    uint64_t lanes[8] = {};
+    for (size_t i = start; i < end; ++i) {
+      const uint64_t h = hashes[i];
+      for (int b = 0; b < 8; ++b) lanes[b] += kSpreadBits[(h >> (8 * b)) & 0xFF];
+    }
+    for (int b = 0; b < 8; ++b) {
+      for (int i = 0; i < 8; ++i) ones[8 * b + i] += (lanes[b] >> (8 * i)) & 0xFF;
+    }
   }
 }
 
@@ -29,7 +56,11 @@ void FoldWeightedPortable(const uint64_t* hashes, const double* weights, size_t 
   for (size_t i = 0; i < n; ++i) {
     const uint64_t h = hashes[i];
     const double w = weights[i];
-    for (int j = 0; j < 64; ++j) sums[j] += ((h >> j) & 1) ? w : -w;
+    for (int b = 0; b < 8; ++b) {
+      const auto& signs = kBitSigns[(h >> (8 * b)) & 0xFF];
+      // sign * w is exactly +w or -w, so every level adds the same values in the same order.
+      for (int j = 0; j < 8; ++j) sums[8 * b + j] += signs[j] * w;
+    }
   }
 }
 
