@@ -13,13 +13,15 @@ packages=(
   libzstd-dev zlib1g-dev  # transparent .zst / .gz input
   libgtest-dev libgmock-dev  # unit and property tests
   libbenchmark-dev      # micro-benchmarks in bench/
+  libreoffice-help-en-us  # real English pages for the demo and the tests
+  bc zstd gzip          # used by the demo and the CLI tests
   python3-jieba         # jieba's dictionaries (dict.txt, idf.txt, HMM tables) and the oracle of the segmenter tests
   libclang-rt-14-dev    # sanitizer runtimes
 )
 if [[ "${1:-}" == "--bench" ]]; then
   packages+=(
     python3-faiss       # FAISS binary indexes: the anchor of the index benchmarks
-    libreoffice-help-en-us libreoffice-help-zh-cn  # real English and Chinese text for benchmarks
+    libreoffice-help-zh-cn  # real Chinese text for benchmarks
     linux-perf valgrind # profiling
   )
 fi
