@@ -54,8 +54,9 @@ Status InputError(const Status& status, std::string_view path, uint64_t line);
 // Extracts the id and text of JSONL lines.
 class JsonlParser {
  public:
-  // Fields are dotted paths. An empty id_field means "no id field: use the line number".
-  JsonlParser(std::string id_field, std::string text_field);
+  // Fields are dotted paths. An empty id_field means "no id field: use the line number". A non-empty
+  // number_field is read too (a JSON number; absent: Fields::has_number is false).
+  JsonlParser(std::string id_field, std::string text_field, std::string number_field = "");
   ~JsonlParser();
 
   struct Fields {
@@ -63,6 +64,8 @@ class JsonlParser {
                        // empty when the line has no id field
     bool has_id = false;
     std::string text;  // the text field's value, unescaped
+    double number = 0;  // the number field's value
+    bool has_number = false;
   };
 
   // Parses one line. InvalidArgument for malformed JSON, a line that is not an object, a missing text

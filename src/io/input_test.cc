@@ -128,6 +128,21 @@ TEST(JsonlParserTest, NestedFields) {
   EXPECT_EQ(f.text, "deep");
 }
 
+TEST(JsonlParserTest, NumberField) {
+  JsonlParser parser("id", "text", "meta.score");
+  JsonlParser::Fields f;
+  ASSERT_TRUE(parser.Parse(R"({"text":"x","meta":{"score":2.5}})", &f).ok());
+  EXPECT_TRUE(f.has_number);
+  EXPECT_EQ(f.number, 2.5);
+  ASSERT_TRUE(parser.Parse(R"({"text":"x","meta":{"score":-7}})", &f).ok());
+  EXPECT_EQ(f.number, -7);
+  ASSERT_TRUE(parser.Parse(R"({"text":"x"})", &f).ok());
+  EXPECT_FALSE(f.has_number);
+  Status bad = parser.Parse(R"({"text":"x","meta":{"score":"high"}})", &f);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.message().find("field 'meta.score' is a string, expected a number"), std::string::npos);
+}
+
 TEST(JsonlParserTest, BadLinesNameTheProblem) {
   JsonlParser parser("id", "text");
   JsonlParser::Fields f;

@@ -9,7 +9,8 @@ namespace neardup {
 struct JsonlParser::State {
   std::vector<std::string> id_path;
   std::vector<std::string> text_path;
-  std::string id_field, text_field;
+  std::vector<std::string> number_path;
+  std::string id_field, text_field, number_field;
   simdjson::dom::parser parser;
   std::string padded;
 };
@@ -59,10 +60,12 @@ bool Lookup(simdjson::dom::element root, const std::vector<std::string>& path,
 
 }  // namespace
 
-JsonlParser::JsonlParser(std::string id_field, std::string text_field)
+JsonlParser::JsonlParser(std::string id_field, std::string text_field, std::string number_field)
     : state_(std::make_unique<State>()) {
   state_->id_path = SplitPath(id_field);
   state_->text_path = SplitPath(text_field);
+  state_->number_path = SplitPath(number_field);
+  state_->number_field = std::move(number_field);
   state_->id_field = std::move(id_field);
   state_->text_field = std::move(text_field);
 }
@@ -105,6 +108,15 @@ Status JsonlParser::Parse(std::string_view line, Fields* fields) {
                                      ", expected a string or number");
     }
     fields->has_id = true;
+  }
+  fields->has_number = false;
+  simdjson::dom::element number;
+  if (!s.number_path.empty() && Lookup(root, s.number_path, &number)) {
+    if (number.get(fields->number) != simdjson::SUCCESS) {
+      return Status::InvalidArgument("field '" + s.number_field + "' is " + TypeName(number.type()) +
+                                     ", expected a number");
+    }
+    fields->has_number = true;
   }
   return Status::OK();
 }

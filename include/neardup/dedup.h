@@ -1,0 +1,133 @@
+// The batch job: near-duplicate removal for whole corpora.
+//
+// RunDedup reads every document of the inputs (files, folders, standard input; plain text or JSONL;
+// .gz and .zst), fingerprints them on all cores, finds every pair within k bits with the all-pairs
+// join, groups the documents into clusters (connected components), keeps one document per cluster and
+// writes what was asked: the kept input lines byte for byte, the duplicates, the clusters, the pairs,
+// and a report. Memory holds the fingerprints, ids and a few bytes per document, never the texts:
+// the kept lines are copied from the inputs in a second pass (standard input is spooled to a temporary
+// file for it).
+//
+// Outputs are written to temporary files beside their destination and renamed only when the whole
+// job succeeded, so an interrupted or failed run never leaves a file that looks complete.
+//
+// Thread safety: RunDedup may run concurrently with other calls; the options' callbacks are called
+// from the thread that called RunDedup.
+#ifndef NEARDUP_DEDUP_H_
+#define NEARDUP_DEDUP_H_
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "neardup/simhash.h"
+#include "neardup/status.h"
+
+namespace neardup {
+
+enum class InputFormat {
+  kAuto,   // JSONL for names ending in .jsonl or .ndjson (before any .gz / .zst), plain text otherwise
+  kPlain,  // one document per line, the whole line
+  kJsonl,  // one JSON object per line
+};
+
+// Which document of a cluster is kept.
+enum class KeepRule {
+  kFirst,     // the first in input order (default)
+  kLast,      // the last in input order
+  kLongest,   // the longest text (ties: the first)
+  kShortest,  // the shortest text (ties: the first)
+  kPriority,  // the highest value of DedupOptions::priority_field (ties: the first)
+};
+
+enum class ErrorPolicy {
+  kFail,  // stop at the first bad document, naming its file and line (default)
+  kSkip,  // leave bad documents out of every output, count them and report the first ones
+};
+
+// Counters handed to DedupOptions::on_progress.
+struct DedupProgress {
+  std::string stage;            // "fingerprint", "join", "write"
+  uint64_t documents = 0;       // documents done in this stage
+  uint64_t bytes = 0;           // input bytes done in this stage
+  uint64_t total_bytes = 0;     // input bytes in all (0 when unknown, e.g. standard input)
+  double seconds = 0;           // since the stage started
+};
+
+struct DedupOptions {
+  // Files, folders (searched recursively, in name order) and "-" for standard input.
+  std::vector<std::string> inputs;
+  InputFormat format = InputFormat::kAuto;
+  std::string id_field = "id";     // JSONL; dotted paths reach nested objects; no field: the line id
+  std::string text_field = "text";
+  uint64_t max_line_bytes = uint64_t{64} << 20;  // longer lines are bad documents
+
+  FingerprintOptions fingerprint;
+  int k = 3;  // pairs within k bits are near-duplicates (0..7)
+
+  KeepRule keep = KeepRule::kFirst;
+  std::string priority_field;  // JSONL numeric field for KeepRule::kPriority
+  ErrorPolicy on_error = ErrorPolicy::kFail;
+  int threads = 0;  // 0: one per core
+
+  // Outputs; an empty path is not written.
+  std::string kept_path;      // the kept documents' input lines, byte for byte, in input order
+  std::string dups_path;      // dup_id<TAB>kept_id<TAB>distance
+  std::string clusters_path;  // {"representative":ID,"size":N,"members":[ID,...]} per cluster of 2+
+  std::string pairs_path;     // id_a<TAB>id_b<TAB>distance, every pair within k
+  std::string report_path;    // the DedupReport as JSON
+
+  // Indexes of earlier corpora (neardup/index.h, saved by save_index): a document within k bits of a
+  // fingerprint in one of them is a duplicate of it. Each index may have a sidecar INDEX.ids with the
+  // documents' ids (written by save_index); without one, matches are named by their numeric ids.
+  std::vector<std::string> against_indexes;
+  // Saves an index of this run's kept documents (and INDEX.ids), for the next run's against_indexes.
+  std::string save_index;
+
+  // Called about ten times a second from the calling thread.
+  std::function<void(const DedupProgress&)> on_progress;
+
+  // When set and it becomes true, the job stops soon with Cancelled and writes nothing.
+  const std::atomic<bool>* cancel = nullptr;
+};
+
+struct StageTime {
+  std::string stage;
+  double seconds = 0;
+  double megabytes_per_second = 0;  // input bytes over the stage's time (0 when not meaningful)
+};
+
+struct DedupReport {
+  uint64_t documents = 0;          // documents read and fingerprinted
+  uint64_t bytes = 0;              // input bytes (uncompressed text lines)
+  uint64_t skipped = 0;            // bad documents left out (ErrorPolicy::kSkip)
+  std::vector<std::string> first_errors;  // "path:line: message" of the first skipped documents
+  uint64_t kept = 0;
+  uint64_t duplicates = 0;         // documents not kept
+  uint64_t duplicates_of_index = 0;  // of them, near-duplicates of the --against index
+  uint64_t clusters = 0;           // clusters of two or more documents
+  uint64_t pairs = 0;              // pairs within k among the inputs
+  uint64_t empty_documents = 0;    // documents with no features (their fingerprint is 0)
+  // cluster_sizes[i] = number of clusters of size in [2^i, 2^(i+1)) (i = 1 for sizes 2..3, ...)
+  std::vector<uint64_t> cluster_size_histogram;
+  std::vector<StageTime> stages;
+  double seconds = 0;
+  int threads = 0;
+  std::string settings;            // mode, k, keep rule as one line
+
+  std::string ToJson() const;
+};
+
+// Runs the job. Errors: InvalidArgument for bad options or (ErrorPolicy::kFail) the first bad
+// document, as "path:line: message"; NotFound / IOError naming the path; Cancelled when *cancel became
+// true. On error no output file is created or changed.
+Result<DedupReport> RunDedup(const DedupOptions& options);
+
+Result<KeepRule> ParseKeepRule(std::string_view name);
+Result<InputFormat> ParseInputFormat(std::string_view name);
+
+}  // namespace neardup
+
+#endif  // NEARDUP_DEDUP_H_

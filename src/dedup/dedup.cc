@@ -1,0 +1,560 @@
+// RunDedup: pass 1 (documents.cc), the join and clusters, then the outputs and pass 2 (the kept lines).
+#include "neardup/dedup.h"
+
+#include <algorithm>
+#include <bit>
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <numeric>
+#include <thread>
+
+#include "dedup/documents.h"
+#include "dedup/id_table.h"
+#include "dedup/output_file.h"
+#include "neardup/index.h"
+#include "neardup/input.h"
+#include "neardup/join.h"
+
+namespace neardup {
+namespace {
+
+using dedup_internal::DocumentTable;
+using dedup_internal::InputFile;
+using dedup_internal::OutputFile;
+using Clock = std::chrono::steady_clock;
+
+constexpr uint32_t kNone = UINT32_MAX;
+
+double SecondsSince(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+// A temporary folder removed with the object (spooled standard input lives there).
+class ScratchDir {
+ public:
+  ScratchDir() {
+    std::string templ = (std::filesystem::temp_directory_path() / "neardup-XXXXXX").string();
+    if (::mkdtemp(templ.data()) != nullptr) path_ = templ;
+  }
+  ~ScratchDir() {
+    std::error_code ignored;
+    if (!path_.empty()) std::filesystem::remove_all(path_, ignored);
+  }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+Status CheckOptions(const DedupOptions& options) {
+  if (options.inputs.empty()) return Status::InvalidArgument("no input given");
+  if (options.k < 0 || options.k > 7) {
+    return Status::InvalidArgument("k must be between 0 and 7, got " + std::to_string(options.k));
+  }
+  if (options.keep == KeepRule::kPriority && options.priority_field.empty()) {
+    return Status::InvalidArgument("keeping by priority needs a priority field");
+  }
+  return Status::OK();
+}
+
+// Appends a JSON string literal.
+void AppendJson(std::string_view s, std::string* out) {
+  out->push_back('"');
+  for (char c : s) {
+    switch (c) {
+      case '"': out->append("\\\""); break;
+      case '\\': out->append("\\\\"); break;
+      case '\n': out->append("\\n"); break;
+      case '\r': out->append("\\r"); break;
+      case '\t': out->append("\\t"); break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20) {
+          static constexpr char kHex[] = "0123456789abcdef";
+          out->append("\\u00");
+          out->push_back(kHex[(c >> 4) & 0xF]);
+          out->push_back(kHex[c & 0xF]);
+        } else {
+          out->push_back(c);
+        }
+    }
+  }
+  out->push_back('"');
+}
+
+// Appends a TSV field: tab, newline, carriage return and backslash escaped.
+void AppendTsv(std::string_view s, std::string* out) {
+  for (char c : s) {
+    switch (c) {
+      case '\t': out->append("\\t"); break;
+      case '\n': out->append("\\n"); break;
+      case '\r': out->append("\\r"); break;
+      case '\\': out->append("\\\\"); break;
+      default: out->push_back(c);
+    }
+  }
+}
+
+// Whether document a should be kept over document b (a < b in input order) by the rule.
+bool Better(KeepRule rule, const DocumentTable& t, uint32_t a, uint32_t b) {
+  switch (rule) {
+    case KeepRule::kFirst: return a < b;
+    case KeepRule::kLast: return a > b;
+    case KeepRule::kLongest: return t.lengths[a] != t.lengths[b] ? t.lengths[a] > t.lengths[b] : a < b;
+    case KeepRule::kShortest: return t.lengths[a] != t.lengths[b] ? t.lengths[a] < t.lengths[b] : a < b;
+    case KeepRule::kPriority:
+      return t.priorities[a] != t.priorities[b] ? t.priorities[a] > t.priorities[b] : a < b;
+  }
+  return a < b;
+}
+
+// A near-duplicate of a document of an earlier corpus.
+struct IndexMatch {
+  uint32_t document;
+  uint32_t index;     // which of options.against_indexes
+  uint64_t id;        // the numeric id in that index
+  int distance;
+};
+
+class Job {
+ public:
+  explicit Job(const DedupOptions& options) : options_(options) {}
+
+  Result<DedupReport> Run();
+
+ private:
+  Status OpenOutputs();
+  Status Fingerprint(const Fingerprinter& fingerprinter);
+  Status MatchIndexes();
+  Status JoinAndCluster();
+  Status WriteDuplicatesAndClusters();
+  Status WritePairs();
+  Status WriteKept();
+  Status SaveIndex();
+  void Progress(const std::string& stage, uint64_t documents, uint64_t bytes, Clock::time_point start);
+  Status Cancelled() const {
+    return options_.cancel != nullptr && options_.cancel->load() ? Status::Cancelled("interrupted")
+                                                                 : Status::OK();
+  }
+  void AddStage(const std::string& name, Clock::time_point start, bool with_bytes) {
+    const double seconds = SecondsSince(start);
+    report_.stages.push_back({name, seconds, with_bytes && seconds > 0 ? table_.bytes / 1e6 / seconds : 0});
+  }
+
+  const DedupOptions& options_;
+  int threads_ = 1;
+  ScratchDir scratch_;
+  std::vector<InputFile> files_;
+  uint64_t total_bytes_ = 0;
+  DocumentTable table_;
+  DedupReport report_;
+  OutputFile kept_out_, dups_out_, clusters_out_, pairs_out_, report_out_;
+
+  std::vector<IndexMatch> index_matches_;             // by document, ascending
+  std::vector<dedup_internal::IdTable> index_ids_;   // per against index (may be empty)
+  std::vector<uint64_t> distinct_;                    // distinct fingerprints of the joined documents
+  std::vector<uint32_t> group_of_;                    // document -> distinct fingerprint (kNone: index dup)
+  std::vector<uint32_t> group_members_, group_starts_;  // documents of each distinct fingerprint
+  std::vector<Pair> pairs_;                           // between distinct fingerprints
+  std::vector<uint32_t> component_;                   // distinct fingerprint -> component root
+  std::vector<uint32_t> kept_of_;                     // component root -> kept document
+  std::vector<uint32_t> component_size_;              // component root -> documents
+};
+
+void Job::Progress(const std::string& stage, uint64_t documents, uint64_t bytes, Clock::time_point start) {
+  if (!options_.on_progress) return;
+  DedupProgress p;
+  p.stage = stage;
+  p.documents = documents;
+  p.bytes = bytes;
+  p.total_bytes = total_bytes_;
+  p.seconds = SecondsSince(start);
+  options_.on_progress(p);
+}
+
+Status Job::OpenOutputs() {
+  std::pair<const std::string*, OutputFile*> outputs[] = {
+      {&options_.kept_path, &kept_out_},         {&options_.dups_path, &dups_out_},
+      {&options_.clusters_path, &clusters_out_}, {&options_.pairs_path, &pairs_out_},
+      {&options_.report_path, &report_out_}};
+  for (auto& [path, file] : outputs) {
+    if (!path->empty()) NEARDUP_RETURN_IF_ERROR(file->Open(*path));
+  }
+  return Status::OK();
+}
+
+Status Job::Fingerprint(const Fingerprinter& fingerprinter) {
+  const auto start = Clock::now();
+  NEARDUP_RETURN_IF_ERROR(dedup_internal::ReadDocuments(
+      files_, options_, fingerprinter, threads_,
+      [&](uint64_t documents, uint64_t bytes) { Progress("fingerprint", documents, bytes, start); },
+      &table_));
+  AddStage("read+fingerprint", start, true);
+  return Cancelled();
+}
+
+Status Job::MatchIndexes() {
+  if (options_.against_indexes.empty()) return Status::OK();
+  const auto start = Clock::now();
+  std::vector<int> best(table_.size(), 64);
+  std::vector<IndexMatch> found(table_.size(), IndexMatch{kNone, 0, 0, 64});
+  for (uint32_t i = 0; i < options_.against_indexes.size(); ++i) {
+    const std::string& path = options_.against_indexes[i];
+    auto index = LoadIndex(path);
+    if (!index.ok()) return index.status();
+    auto ids = dedup_internal::IdTable::Load(path + ".ids");
+    if (!ids.ok() && ids.status().code() != Status::Code::kNotFound) return ids.status();
+    index_ids_.push_back(ids.ok() ? std::move(*ids) : dedup_internal::IdTable());
+    auto result = (*index)->QueryBatch(table_.fingerprints, options_.k, threads_);
+    if (!result.ok()) return result.status().WithContext(path);
+    for (uint32_t d = 0; d < table_.size(); ++d) {
+      auto matches = result->MatchesOf(d);
+      if (!matches.empty() && matches[0].distance < best[d]) {
+        best[d] = matches[0].distance;
+        found[d] = {d, i, matches[0].id, matches[0].distance};
+      }
+    }
+    NEARDUP_RETURN_IF_ERROR(Cancelled());
+  }
+  for (const auto& m : found) {
+    if (m.document != kNone) index_matches_.push_back(m);
+  }
+  report_.duplicates_of_index = index_matches_.size();
+  AddStage("against-index", start, false);
+  return Status::OK();
+}
+
+Status Job::JoinAndCluster() {
+  const auto start = Clock::now();
+  const auto n = static_cast<uint32_t>(table_.size());
+  // Identical fingerprints are joined once: group the documents by fingerprint first.
+  std::vector<std::pair<uint64_t, uint32_t>> order;
+  order.reserve(n - index_matches_.size());
+  size_t next_match = 0;
+  for (uint32_t d = 0; d < n; ++d) {
+    if (next_match < index_matches_.size() && index_matches_[next_match].document == d) {
+      ++next_match;
+      continue;
+    }
+    order.emplace_back(table_.fingerprints[d], d);
+  }
+  std::sort(order.begin(), order.end());
+  group_of_.assign(n, kNone);
+  group_members_.resize(order.size());
+  for (size_t i = 0; i < order.size(); ++i) {
+    if (i == 0 || order[i].first != order[i - 1].first) {
+      distinct_.push_back(order[i].first);
+      group_starts_.push_back(static_cast<uint32_t>(i));
+    }
+    group_of_[order[i].second] = static_cast<uint32_t>(distinct_.size() - 1);
+    group_members_[i] = order[i].second;
+  }
+  group_starts_.push_back(static_cast<uint32_t>(order.size()));
+  std::vector<std::pair<uint64_t, uint32_t>>().swap(order);
+
+  JoinOptions join;
+  join.threads = threads_;
+  auto pairs = FindAllPairs(distinct_, options_.k, join);
+  if (!pairs.ok()) return pairs.status();
+  pairs_ = std::move(*pairs);
+  auto roots = ClusterPairs(static_cast<uint32_t>(distinct_.size()), pairs_);
+  if (!roots.ok()) return roots.status();
+  component_ = std::move(*roots);
+  AddStage("join", start, false);
+
+  // The kept document of every component, by the keep rule, and the sizes.
+  kept_of_.assign(distinct_.size(), kNone);
+  component_size_.assign(distinct_.size(), 0);
+  for (uint32_t d = 0; d < n; ++d) {
+    if (group_of_[d] == kNone) continue;
+    const uint32_t c = component_[group_of_[d]];
+    ++component_size_[c];
+    if (kept_of_[c] == kNone || Better(options_.keep, table_, d, kept_of_[c])) kept_of_[c] = d;
+  }
+  // Pairs among documents: across groups, and within groups of identical fingerprints.
+  auto group_size = [&](uint32_t u) { return uint64_t{group_starts_[u + 1] - group_starts_[u]}; };
+  for (const Pair& p : pairs_) report_.pairs += group_size(p.first) * group_size(p.second);
+  for (uint32_t u = 0; u < distinct_.size(); ++u) report_.pairs += group_size(u) * (group_size(u) - 1) / 2;
+  report_.cluster_size_histogram.assign(33, 0);
+  for (uint32_t c = 0; c < distinct_.size(); ++c) {
+    if (component_size_[c] < 2) continue;
+    ++report_.clusters;
+    ++report_.cluster_size_histogram[std::bit_width(component_size_[c]) - 1];
+  }
+  while (!report_.cluster_size_histogram.empty() && report_.cluster_size_histogram.back() == 0) {
+    report_.cluster_size_histogram.pop_back();
+  }
+  return Cancelled();
+}
+
+bool IsKept(const std::vector<uint32_t>& group_of, const std::vector<uint32_t>& component,
+            const std::vector<uint32_t>& kept_of, uint32_t d) {
+  return group_of[d] != kNone && kept_of[component[group_of[d]]] == d;
+}
+
+Status Job::WriteDuplicatesAndClusters() {
+  const auto n = static_cast<uint32_t>(table_.size());
+  size_t next_match = 0;
+  for (uint32_t d = 0; d < n; ++d) {
+    if (IsKept(group_of_, component_, kept_of_, d)) {
+      ++report_.kept;
+      continue;
+    }
+    ++report_.duplicates;
+    if (!dups_out_.is_open()) continue;
+    std::string& out = dups_out_.buffer();
+    AppendTsv(table_.id(d), &out);
+    out.push_back('\t');
+    if (group_of_[d] == kNone) {
+      const IndexMatch& m = index_matches_[next_match++];
+      const auto& ids = index_ids_[m.index];
+      AppendTsv(ids.Has(m.id) ? ids.Get(m.id) : std::string_view(std::to_string(m.id)), &out);
+      out.append("\t" + std::to_string(m.distance) + "\n");
+    } else {
+      const uint32_t kept = kept_of_[component_[group_of_[d]]];
+      AppendTsv(table_.id(kept), &out);
+      out.append("\t" + std::to_string(std::popcount(table_.fingerprints[d] ^ table_.fingerprints[kept])) + "\n");
+    }
+    dups_out_.MaybeDrain();
+  }
+  if (!clusters_out_.is_open()) return Status::OK();
+  // Members of each component in input order, components in order of their first member.
+  std::vector<uint32_t> starts(distinct_.size() + 1, 0);
+  for (uint32_t d = 0; d < n; ++d) {
+    if (group_of_[d] != kNone) ++starts[component_[group_of_[d]] + 1];
+  }
+  std::partial_sum(starts.begin(), starts.end(), starts.begin());
+  std::vector<uint32_t> members(starts.back());
+  std::vector<uint32_t> fill(starts.begin(), starts.end() - 1);
+  for (uint32_t d = 0; d < n; ++d) {
+    if (group_of_[d] != kNone) members[fill[component_[group_of_[d]]]++] = d;
+  }
+  std::vector<bool> written(distinct_.size(), false);
+  for (uint32_t d = 0; d < n; ++d) {
+    if (group_of_[d] == kNone) continue;
+    const uint32_t c = component_[group_of_[d]];
+    if (written[c] || component_size_[c] < 2) continue;
+    written[c] = true;
+    std::string& out = clusters_out_.buffer();
+    out.append("{\"representative\":");
+    AppendJson(table_.id(kept_of_[c]), &out);
+    out.append(",\"size\":" + std::to_string(component_size_[c]) + ",\"members\":[");
+    for (uint32_t i = starts[c]; i < starts[c + 1]; ++i) {
+      if (i != starts[c]) out.push_back(',');
+      AppendJson(table_.id(members[i]), &out);
+    }
+    out.append("]}\n");
+    clusters_out_.MaybeDrain();
+  }
+  return Cancelled();
+}
+
+Status Job::WritePairs() {
+  if (!pairs_out_.is_open()) return Status::OK();
+  auto write = [&](uint32_t a, uint32_t b, int distance) {
+    if (a > b) std::swap(a, b);
+    std::string& out = pairs_out_.buffer();
+    AppendTsv(table_.id(a), &out);
+    out.push_back('\t');
+    AppendTsv(table_.id(b), &out);
+    out.append("\t" + std::to_string(distance) + "\n");
+    pairs_out_.MaybeDrain();
+  };
+  for (uint32_t u = 0; u < distinct_.size(); ++u) {
+    for (uint32_t i = group_starts_[u]; i < group_starts_[u + 1]; ++i) {
+      for (uint32_t j = i + 1; j < group_starts_[u + 1]; ++j) write(group_members_[i], group_members_[j], 0);
+    }
+  }
+  for (const Pair& p : pairs_) {
+    for (uint32_t i = group_starts_[p.first]; i < group_starts_[p.first + 1]; ++i) {
+      for (uint32_t j = group_starts_[p.second]; j < group_starts_[p.second + 1]; ++j) {
+        write(group_members_[i], group_members_[j], p.distance);
+      }
+    }
+    NEARDUP_RETURN_IF_ERROR(Cancelled());
+  }
+  return Status::OK();
+}
+
+// Pass 2: copies the kept documents' lines from the inputs, byte for byte, in input order.
+Status Job::WriteKept() {
+  if (!kept_out_.is_open()) return Status::OK();
+  const auto start = Clock::now();
+  uint64_t ordinal = 0, document = 0, bytes = 0;
+  size_t next_bad = 0;
+  std::string line;
+  for (const auto& file : files_) {
+    auto reader = LineReader::Open(file.read_path);
+    if (!reader.ok()) return reader.status();
+    while (true) {
+      auto more = (*reader)->ReadLine(&line, options_.max_line_bytes);
+      if (!more.ok() && more.status().code() != Status::Code::kResourceExhausted) return more.status();
+      if (more.ok() && !*more) break;
+      const uint64_t this_line = ordinal++;
+      bytes += line.size();
+      if (next_bad < table_.bad_lines.size() && table_.bad_lines[next_bad] == this_line) {
+        ++next_bad;
+        continue;
+      }
+      if (!more.ok()) return Status::Internal(file.name + ": input changed during the job");
+      const auto d = static_cast<uint32_t>(document++);
+      if (d >= table_.size()) return Status::Internal(file.name + ": input changed during the job");
+      if (IsKept(group_of_, component_, kept_of_, d)) {
+        kept_out_.buffer().append(line);
+        kept_out_.buffer().push_back('\n');
+        kept_out_.MaybeDrain();
+      }
+      if ((document & 0xFFFF) == 0) {
+        NEARDUP_RETURN_IF_ERROR(Cancelled());
+        Progress("write", document, bytes, start);
+      }
+    }
+  }
+  if (document != table_.size()) return Status::Internal("inputs changed during the job");
+  AddStage("write-kept", start, true);
+  return Status::OK();
+}
+
+Status Job::SaveIndex() {
+  if (options_.save_index.empty()) return Status::OK();
+  const auto start = Clock::now();
+  std::vector<uint64_t> ids, fingerprints;
+  dedup_internal::IdTable names;
+  for (uint32_t d = 0; d < table_.size(); ++d) {
+    if (!IsKept(group_of_, component_, kept_of_, d)) continue;
+    ids.push_back(ids.size());
+    fingerprints.push_back(table_.fingerprints[d]);
+    names.Add(table_.id(d));
+  }
+  IndexOptions index_options;
+  index_options.max_k = std::max(options_.k, 3);
+  index_options.build_threads = threads_;
+  auto index = BuildPermutedTableIndex(ids, fingerprints, index_options);
+  if (!index.ok()) return index.status();
+  // Written to temporary names first, like every output, and renamed once both are complete.
+  const std::string temp = options_.save_index + ".tmp-" + std::to_string(::getpid());
+  NEARDUP_RETURN_IF_ERROR(neardup::SaveIndex(**index, temp));
+  NEARDUP_RETURN_IF_ERROR(names.Save(temp + ".ids"));
+  std::error_code error;
+  std::filesystem::rename(temp + ".ids", options_.save_index + ".ids", error);
+  if (!error) std::filesystem::rename(temp, options_.save_index, error);
+  if (error) return Status::IOError(options_.save_index + ": cannot rename: " + error.message());
+  AddStage("save-index", start, false);
+  return Status::OK();
+}
+
+Result<DedupReport> Job::Run() {
+  const auto start = Clock::now();
+  NEARDUP_RETURN_IF_ERROR(CheckOptions(options_));
+  threads_ = options_.threads > 0 ? options_.threads
+                                  : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  auto fingerprinter = Fingerprinter::Create(options_.fingerprint);
+  if (!fingerprinter.ok()) return fingerprinter.status();
+  if (scratch_.path().empty()) return Status::IOError("cannot create a temporary folder");
+  auto files = dedup_internal::ExpandInputs(options_, scratch_.path() + "/stdin");
+  if (!files.ok()) return files.status();
+  files_ = std::move(*files);
+  for (const auto& f : files_) total_bytes_ += f.size;
+  NEARDUP_RETURN_IF_ERROR(OpenOutputs());
+  NEARDUP_RETURN_IF_ERROR(Fingerprint(**fingerprinter));
+  NEARDUP_RETURN_IF_ERROR(MatchIndexes());
+  NEARDUP_RETURN_IF_ERROR(JoinAndCluster());
+  const auto write_start = Clock::now();
+  NEARDUP_RETURN_IF_ERROR(WriteDuplicatesAndClusters());
+  NEARDUP_RETURN_IF_ERROR(WritePairs());
+  AddStage("write-dups-clusters-pairs", write_start, false);
+  NEARDUP_RETURN_IF_ERROR(WriteKept());
+  NEARDUP_RETURN_IF_ERROR(SaveIndex());
+
+  report_.documents = table_.size();
+  report_.bytes = table_.bytes;
+  report_.skipped = table_.skipped;
+  report_.first_errors = table_.first_errors;
+  report_.threads = threads_;
+  report_.seconds = SecondsSince(start);
+  report_.settings = "mode=" + std::string(FeatureModeName(options_.fingerprint.mode)) +
+                     " k=" + std::to_string(options_.k);
+  if (report_out_.is_open()) report_out_.Write(report_.ToJson());
+  // Every output is complete: make them appear.
+  for (OutputFile* f : {&kept_out_, &dups_out_, &clusters_out_, &pairs_out_, &report_out_}) {
+    if (f->is_open()) NEARDUP_RETURN_IF_ERROR(f->Commit());
+  }
+  return report_;
+}
+
+}  // namespace
+
+Result<DedupReport> RunDedup(const DedupOptions& options) {
+  Job job(options);
+  return job.Run();
+}
+
+Result<KeepRule> ParseKeepRule(std::string_view name) {
+  if (name == "first") return KeepRule::kFirst;
+  if (name == "last") return KeepRule::kLast;
+  if (name == "longest") return KeepRule::kLongest;
+  if (name == "shortest") return KeepRule::kShortest;
+  return Status::InvalidArgument("unknown keep rule '" + std::string(name) +
+                                 "' (expected first, last, longest or shortest)");
+}
+
+Result<InputFormat> ParseInputFormat(std::string_view name) {
+  if (name == "auto") return InputFormat::kAuto;
+  if (name == "plain" || name == "text") return InputFormat::kPlain;
+  if (name == "jsonl") return InputFormat::kJsonl;
+  return Status::InvalidArgument("unknown input format '" + std::string(name) + "' (expected auto, plain or jsonl)");
+}
+
+std::string DedupReport::ToJson() const {
+  std::string out = "{";
+  auto field = [&](const char* name, const std::string& value) {
+    if (out.size() > 1) out.push_back(',');
+    out.push_back('"');
+    out.append(name);
+    out.append("\":");
+    out.append(value);
+  };
+  field("documents", std::to_string(documents));
+  field("bytes", std::to_string(bytes));
+  field("kept", std::to_string(kept));
+  field("duplicates", std::to_string(duplicates));
+  field("duplicates_of_index", std::to_string(duplicates_of_index));
+  field("clusters", std::to_string(clusters));
+  field("pairs", std::to_string(pairs));
+  field("skipped", std::to_string(skipped));
+  std::string errors = "[";
+  for (size_t i = 0; i < first_errors.size(); ++i) {
+    if (i) errors.push_back(',');
+    AppendJson(first_errors[i], &errors);
+  }
+  field("first_errors", errors + "]");
+  std::string histogram = "{";
+  for (size_t i = 1; i < cluster_size_histogram.size(); ++i) {
+    if (histogram.size() > 1) histogram.push_back(',');
+    histogram.append("\"" + std::to_string(uint64_t{1} << i) + "-" + std::to_string((uint64_t{2} << i) - 1) +
+                     "\":" + std::to_string(cluster_size_histogram[i]));
+  }
+  field("cluster_sizes", histogram + "}");
+  std::string stage_list = "[";
+  for (size_t i = 0; i < stages.size(); ++i) {
+    if (i) stage_list.push_back(',');
+    std::string name;
+    AppendJson(stages[i].stage, &name);
+    char numbers[96];
+    std::snprintf(numbers, sizeof(numbers), ",\"seconds\":%.3f,\"mb_per_second\":%.1f}", stages[i].seconds,
+                  stages[i].megabytes_per_second);
+    stage_list.append("{\"stage\":" + name + numbers);
+  }
+  field("stages", stage_list + "]");
+  char seconds_text[32];
+  std::snprintf(seconds_text, sizeof(seconds_text), "%.3f", seconds);
+  field("seconds", seconds_text);
+  field("threads", std::to_string(threads));
+  std::string s;
+  AppendJson(settings, &s);
+  field("settings", s);
+  out.append("}\n");
+  return out;
+}
+
+}  // namespace neardup

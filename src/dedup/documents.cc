@@ -1,0 +1,278 @@
+// Pass 1: one thread reads lines in batches, worker threads parse and fingerprint them, and the calling
+// thread appends the results to the table in input order.
+#include <algorithm>
+#include <condition_variable>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <thread>
+
+#include "dedup/documents.h"
+#include "neardup/input.h"
+
+namespace neardup::dedup_internal {
+namespace {
+
+constexpr size_t kBatchBytes = 1 << 20;
+constexpr size_t kBatchLines = 4096;
+constexpr size_t kMaxErrorsKept = 10;
+
+struct Line {
+  uint32_t file;
+  uint64_t number;  // 1-based line number in its file
+  uint64_t offset;  // into Batch::text
+  uint64_t length;
+  std::string error;  // set when the reader already found the line bad (too long)
+};
+
+struct Result1 {
+  uint64_t fingerprint = 0;
+  uint32_t length = 0;
+  double priority = 0;
+  std::string id;
+  std::string error;  // non-empty: a bad document
+};
+
+struct Batch {
+  uint64_t sequence = 0;
+  std::string text;
+  std::vector<Line> lines;
+  std::vector<Result1> results;
+};
+
+// The hand-off between the reader, the workers and the collector.
+class Pipeline {
+ public:
+  explicit Pipeline(size_t max_in_flight) : max_in_flight_(max_in_flight) {}
+
+  // Reader: waits while too many batches are in flight. Returns false when the pipeline stopped.
+  bool Submit(std::unique_ptr<Batch> batch) {
+    std::unique_lock lock(mutex_);
+    space_.wait(lock, [&] { return stopped_ || in_flight_ < max_in_flight_; });
+    if (stopped_) return false;
+    ++in_flight_;
+    todo_.push_back(std::move(batch));
+    work_.notify_one();
+    return true;
+  }
+  void FinishReading(Status status) {
+    std::lock_guard lock(mutex_);
+    reading_done_ = true;
+    read_status_ = std::move(status);
+    work_.notify_all();
+    done_.notify_all();
+  }
+
+  // Worker: the next batch to process, or null when there is no more work.
+  std::unique_ptr<Batch> Take() {
+    std::unique_lock lock(mutex_);
+    work_.wait(lock, [&] { return stopped_ || !todo_.empty() || reading_done_; });
+    if (stopped_ || todo_.empty()) return nullptr;
+    auto batch = std::move(todo_.front());
+    todo_.pop_front();
+    return batch;
+  }
+  void Done(std::unique_ptr<Batch> batch) {
+    std::lock_guard lock(mutex_);
+    finished_[batch->sequence] = std::move(batch);
+    done_.notify_all();
+  }
+
+  // Collector: the batch with the given sequence number, null when reading ended before it (then
+  // *status holds the reader's status), waiting at most `timeout`.
+  enum class Next { kBatch, kEnd, kTimeout };
+  Next Collect(uint64_t sequence, std::chrono::milliseconds timeout, std::unique_ptr<Batch>* out,
+               Status* status) {
+    std::unique_lock lock(mutex_);
+    auto ready = [&] {
+      return finished_.count(sequence) || (reading_done_ && in_flight_ == 0);
+    };
+    if (!done_.wait_for(lock, timeout, ready)) return Next::kTimeout;
+    auto it = finished_.find(sequence);
+    if (it == finished_.end()) {
+      *status = read_status_;
+      return Next::kEnd;
+    }
+    *out = std::move(it->second);
+    finished_.erase(it);
+    --in_flight_;
+    space_.notify_one();
+    return Next::kBatch;
+  }
+
+  void Stop() {
+    std::lock_guard lock(mutex_);
+    stopped_ = true;
+    work_.notify_all();
+    space_.notify_all();
+    done_.notify_all();
+  }
+
+ private:
+  const size_t max_in_flight_;
+  std::mutex mutex_;
+  std::condition_variable space_, work_, done_;
+  std::deque<std::unique_ptr<Batch>> todo_;
+  std::map<uint64_t, std::unique_ptr<Batch>> finished_;
+  size_t in_flight_ = 0;
+  bool reading_done_ = false;
+  bool stopped_ = false;
+  Status read_status_;
+};
+
+void ReadAll(const std::vector<InputFile>& files, uint64_t max_line_bytes, Pipeline* pipeline) {
+  uint64_t sequence = 0;
+  auto batch = std::make_unique<Batch>();
+  std::string line;
+  for (uint32_t f = 0; f < files.size(); ++f) {
+    auto reader = LineReader::Open(files[f].read_path);
+    if (!reader.ok()) {
+      pipeline->FinishReading(reader.status().WithContext(files[f].name));
+      return;
+    }
+    while (true) {
+      auto more = (*reader)->ReadLine(&line, max_line_bytes);
+      std::string error;
+      if (!more.ok()) {
+        if (more.status().code() != Status::Code::kResourceExhausted) {
+          Status status = more.status();
+          pipeline->FinishReading(Status::IOError(status.message()));
+          return;
+        }
+        error = "line longer than the limit of " + std::to_string(max_line_bytes) +
+                " bytes (--max-line-bytes)";
+      } else if (!*more) {
+        break;
+      }
+      batch->lines.push_back({f, (*reader)->line_number(), batch->text.size(), line.size(), error});
+      batch->text.append(line);
+      if (batch->text.size() >= kBatchBytes || batch->lines.size() >= kBatchLines) {
+        batch->sequence = sequence++;
+        if (!pipeline->Submit(std::move(batch))) return;
+        batch = std::make_unique<Batch>();
+      }
+    }
+  }
+  if (!batch->lines.empty()) {
+    batch->sequence = sequence++;
+    if (!pipeline->Submit(std::move(batch))) return;
+  }
+  pipeline->FinishReading(Status::OK());
+}
+
+void Work(const std::vector<InputFile>& files, const DedupOptions& options,
+          const Fingerprinter& fingerprinter, Pipeline* pipeline) {
+  auto builder = fingerprinter.NewBuilder();
+  const std::string number_field = options.keep == KeepRule::kPriority ? options.priority_field : "";
+  JsonlParser parser(options.id_field, options.text_field, number_field);
+  JsonlParser::Fields fields;
+  const bool line_ids_need_path = files.size() > 1;
+  while (auto batch = pipeline->Take()) {
+    batch->results.resize(batch->lines.size());
+    for (size_t i = 0; i < batch->lines.size(); ++i) {
+      const Line& line = batch->lines[i];
+      Result1& r = batch->results[i];
+      if (!line.error.empty()) {
+        r.error = line.error;
+        continue;
+      }
+      std::string_view text(batch->text.data() + line.offset, line.length);
+      bool has_id = false;
+      if (files[line.file].jsonl) {
+        Status parsed = parser.Parse(text, &fields);
+        if (!parsed.ok()) {
+          r.error = parsed.message();
+          continue;
+        }
+        text = fields.text;
+        has_id = fields.has_id;
+        if (has_id) r.id = fields.id;
+        r.priority = fields.has_number ? fields.number : -1e308;
+      }
+      if (!has_id) {
+        r.id = line_ids_need_path ? files[line.file].name + ":" + std::to_string(line.number)
+                                  : std::to_string(line.number);
+      }
+      builder->Reset();
+      Status status = builder->Update(text);
+      auto fingerprint = status.ok() ? builder->Finish() : Result<FingerprintResult>(status);
+      if (!fingerprint.ok()) {
+        r.error = fingerprint.status().message();
+        continue;
+      }
+      if (fingerprint->empty) {
+        r.error = "empty text: no words to fingerprint";
+        continue;
+      }
+      r.fingerprint = fingerprint->simhash;
+      r.length = static_cast<uint32_t>(std::min<uint64_t>(text.size(), UINT32_MAX));
+    }
+    pipeline->Done(std::move(batch));
+  }
+}
+
+}  // namespace
+
+Status ReadDocuments(const std::vector<InputFile>& files, const DedupOptions& options,
+                     const Fingerprinter& fingerprinter, int threads,
+                     const std::function<void(uint64_t documents, uint64_t bytes)>& progress,
+                     DocumentTable* table) {
+  Pipeline pipeline(static_cast<size_t>(2 * threads + 2));
+  std::thread reader([&] { ReadAll(files, options.max_line_bytes, &pipeline); });
+  std::vector<std::thread> workers;
+  for (int t = 0; t < threads; ++t) {
+    workers.emplace_back([&] { Work(files, options, fingerprinter, &pipeline); });
+  }
+  const bool want_lengths = options.keep == KeepRule::kLongest || options.keep == KeepRule::kShortest;
+  const bool want_priorities = options.keep == KeepRule::kPriority;
+  Status status;
+  uint64_t sequence = 0;
+  while (status.ok()) {
+    if (options.cancel != nullptr && options.cancel->load()) {
+      status = Status::Cancelled("interrupted");
+      break;
+    }
+    std::unique_ptr<Batch> batch;
+    Status read_status;
+    auto next = pipeline.Collect(sequence, std::chrono::milliseconds(100), &batch, &read_status);
+    if (next == Pipeline::Next::kTimeout) {
+      if (progress) progress(table->size(), table->bytes);
+      continue;
+    }
+    if (next == Pipeline::Next::kEnd) {
+      status = read_status;
+      break;
+    }
+    ++sequence;
+    for (size_t i = 0; i < batch->lines.size() && status.ok(); ++i) {
+      const Line& line = batch->lines[i];
+      Result1& r = batch->results[i];
+      table->bytes += line.length;
+      const uint64_t ordinal = table->lines++;
+      if (!r.error.empty()) {
+        std::string message = files[line.file].name + ":" + std::to_string(line.number) + ": " + r.error;
+        if (options.on_error == ErrorPolicy::kFail) {
+          status = Status::InvalidArgument(message + " (--on-error skip leaves such documents out)");
+          break;
+        }
+        table->bad_lines.push_back(ordinal);
+        ++table->skipped;
+        if (table->first_errors.size() < kMaxErrorsKept) table->first_errors.push_back(std::move(message));
+        continue;
+      }
+      table->fingerprints.push_back(r.fingerprint);
+      if (want_lengths) table->lengths.push_back(r.length);
+      if (want_priorities) table->priorities.push_back(r.priority);
+      table->id_bytes.append(r.id);
+      table->id_ends.push_back(table->id_bytes.size());
+    }
+  }
+  pipeline.Stop();
+  reader.join();
+  for (auto& w : workers) w.join();
+  if (progress && status.ok()) progress(table->size(), table->bytes);
+  return status;
+}
+
+}  // namespace neardup::dedup_internal

@@ -1,0 +1,110 @@
+#include "dedup/id_table.h"
+
+#include <xxhash.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+
+#include "neardup/input.h"
+
+namespace neardup::dedup_internal {
+namespace {
+
+void Escape(std::string_view s, std::string* out) {
+  for (char c : s) {
+    switch (c) {
+      case '\t': out->append("\\t"); break;
+      case '\n': out->append("\\n"); break;
+      case '\r': out->append("\\r"); break;
+      case '\\': out->append("\\\\"); break;
+      default: out->push_back(c);
+    }
+  }
+}
+
+bool Unescape(std::string_view s, std::string* out) {
+  out->clear();
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] != '\\') {
+      out->push_back(s[i]);
+      continue;
+    }
+    if (++i == s.size()) return false;
+    switch (s[i]) {
+      case 't': out->push_back('\t'); break;
+      case 'n': out->push_back('\n'); break;
+      case 'r': out->push_back('\r'); break;
+      case '\\': out->push_back('\\'); break;
+      default: return false;
+    }
+  }
+  return true;
+}
+
+std::string Hex(uint64_t v) {
+  char text[17];
+  std::snprintf(text, sizeof(text), "%016llx", static_cast<unsigned long long>(v));
+  return text;
+}
+
+}  // namespace
+
+Status IdTable::Save(const std::string& path) const {
+  std::FILE* f = std::fopen(path.c_str(), "wb");
+  if (f == nullptr) return Status::IOError(path + ": cannot create: " + std::strerror(errno));
+  std::string header = "neardup-ids\t1\t" + std::to_string(size()) + "\n";
+  bool ok = std::fwrite(header.data(), 1, header.size(), f) == header.size();
+  XXH3_state_t* state = XXH3_createState();
+  XXH3_64bits_reset(state);
+  std::string line;
+  for (size_t i = 0; i < size() && ok; ++i) {
+    line.clear();
+    Escape(Get(i), &line);
+    line.push_back('\n');
+    XXH3_64bits_update(state, line.data(), line.size());
+    ok = std::fwrite(line.data(), 1, line.size(), f) == line.size();
+  }
+  std::string trailer = "end\t" + Hex(XXH3_64bits_digest(state)) + "\n";
+  XXH3_freeState(state);
+  ok = ok && std::fwrite(trailer.data(), 1, trailer.size(), f) == trailer.size();
+  ok = std::fclose(f) == 0 && ok;
+  if (!ok) return Status::IOError(path + ": write failed");
+  return Status::OK();
+}
+
+Result<IdTable> IdTable::Load(const std::string& path) {
+  auto reader = LineReader::Open(path);
+  if (!reader.ok()) return reader.status();
+  auto corrupt = [&](uint64_t line, const std::string& what) {
+    return Status::Corruption(path + ":" + std::to_string(line) + ": " + what);
+  };
+  std::string line;
+  auto more = (*reader)->ReadLine(&line, 1 << 20);
+  if (!more.ok() || !*more) return corrupt(1, "missing header");
+  unsigned long long count = 0;
+  if (line.rfind("neardup-ids\t1\t", 0) != 0 || std::sscanf(line.c_str() + 14, "%llu", &count) != 1) {
+    return corrupt(1, "not a neardup id file of version 1");
+  }
+  IdTable table;
+  XXH3_state_t* state = XXH3_createState();
+  XXH3_64bits_reset(state);
+  std::string id;
+  for (uint64_t i = 0; i < count; ++i) {
+    more = (*reader)->ReadLine(&line, 1 << 20);
+    if (!more.ok() || !*more || !Unescape(line, &id)) {
+      XXH3_freeState(state);
+      return corrupt(i + 2, more.ok() && *more ? "bad escape" : "truncated");
+    }
+    line.push_back('\n');
+    XXH3_64bits_update(state, line.data(), line.size());
+    table.Add(id);
+  }
+  const std::string expected = "end\t" + Hex(XXH3_64bits_digest(state));
+  XXH3_freeState(state);
+  more = (*reader)->ReadLine(&line, 1 << 20);
+  if (!more.ok() || !*more || line != expected) return corrupt(count + 2, "checksum mismatch or truncated");
+  return table;
+}
+
+}  // namespace neardup::dedup_internal

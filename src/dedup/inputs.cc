@@ -1,0 +1,100 @@
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <system_error>
+
+#include "dedup/documents.h"
+
+namespace neardup::dedup_internal {
+namespace {
+
+namespace fs = std::filesystem;
+
+bool LooksLikeJsonl(std::string name) {
+  for (const char* suffix : {".gz", ".zst"}) {
+    const size_t n = std::strlen(suffix);
+    if (name.size() > n && name.compare(name.size() - n, n, suffix) == 0) name.resize(name.size() - n);
+  }
+  for (const char* suffix : {".jsonl", ".ndjson"}) {
+    const size_t n = std::strlen(suffix);
+    if (name.size() > n && name.compare(name.size() - n, n, suffix) == 0) return true;
+  }
+  return false;
+}
+
+// Copies a stream that cannot be read twice (standard input, a pipe) to a file that can.
+Status Spool(std::FILE* in, const std::string& name, const std::string& spool_path, uint64_t* size) {
+  std::FILE* out = std::fopen(spool_path.c_str(), "wb");
+  if (out == nullptr) return Status::IOError(spool_path + ": cannot create: " + std::strerror(errno));
+  std::vector<char> buffer(1 << 20);
+  *size = 0;
+  bool ok = true;
+  while (true) {
+    const size_t n = std::fread(buffer.data(), 1, buffer.size(), in);
+    if (n == 0) break;
+    ok = ok && std::fwrite(buffer.data(), 1, n, out) == n;
+    *size += n;
+  }
+  ok = !std::ferror(in) && ok;
+  ok = std::fclose(out) == 0 && ok;
+  if (!ok) return Status::IOError(name + ": cannot copy to " + spool_path);
+  return Status::OK();
+}
+
+}  // namespace
+
+Result<std::vector<InputFile>> ExpandInputs(const DedupOptions& options, const std::string& spool_path) {
+  std::vector<InputFile> files;
+  bool stdin_seen = false;
+  auto format_of = [&](const std::string& name) {
+    return options.format == InputFormat::kAuto ? LooksLikeJsonl(name)
+                                                : options.format == InputFormat::kJsonl;
+  };
+  for (const auto& input : options.inputs) {
+    if (input == "-") {
+      if (stdin_seen) return Status::InvalidArgument("standard input ('-') given twice");
+      stdin_seen = true;
+      InputFile file{"-", spool_path + "." + std::to_string(files.size()),
+                     options.format == InputFormat::kJsonl, 0};
+      NEARDUP_RETURN_IF_ERROR(Spool(stdin, "standard input", file.read_path, &file.size));
+      files.push_back(std::move(file));
+      continue;
+    }
+    std::error_code error;
+    const fs::file_status status = fs::status(input, error);
+    if (error || !fs::exists(status)) {
+      return Status::NotFound(input + ": cannot open: No such file or directory");
+    }
+    if (fs::is_directory(status)) {
+      std::vector<std::string> found;
+      for (auto it = fs::recursive_directory_iterator(input, fs::directory_options::skip_permission_denied, error);
+           !error && it != fs::recursive_directory_iterator(); it.increment(error)) {
+        if (it->is_regular_file(error)) found.push_back(it->path().string());
+      }
+      if (error) return Status::IOError(input + ": cannot list: " + error.message());
+      std::sort(found.begin(), found.end());
+      for (auto& path : found) {
+        const uint64_t size = fs::file_size(path, error);
+        files.push_back({path, path, format_of(path), error ? 0 : size});
+      }
+    } else if (fs::is_regular_file(status)) {
+      const uint64_t size = fs::file_size(input, error);
+      files.push_back({input, input, format_of(input), error ? 0 : size});
+    } else if (fs::is_fifo(status) || fs::is_character_file(status)) {
+      InputFile file{input, spool_path + "." + std::to_string(files.size()), format_of(input), 0};
+      std::FILE* in = std::fopen(input.c_str(), "rb");
+      if (in == nullptr) return Status::IOError(input + ": cannot open: " + std::strerror(errno));
+      Status spooled = Spool(in, input, file.read_path, &file.size);
+      std::fclose(in);
+      NEARDUP_RETURN_IF_ERROR(spooled);
+      files.push_back(std::move(file));
+    } else {
+      return Status::InvalidArgument(input + ": not a file or folder");
+    }
+  }
+  return files;
+}
+
+}  // namespace neardup::dedup_internal
