@@ -1,0 +1,142 @@
+// SaveIndex / LoadIndex: the file format of doc/index_format.md.
+#include <fcntl.h>
+#include <unistd.h>
+#include <xxhash.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+
+#include "index/permuted_table_index.h"
+
+namespace neardup {
+namespace {
+
+using index_internal::Layout;
+using index_internal::PermutedTableIndex;
+using index_internal::Segment;
+using index_internal::TableView;
+
+constexpr char kMagic[8] = {'N', 'D', 'U', 'P', 'I', 'D', 'X', '\n'};
+constexpr uint32_t kVersion = 1;
+constexpr size_t kHeaderBytes = 128;
+constexpr size_t kChecksumOffset = 120;
+constexpr size_t kSectionEntryBytes = 32;
+constexpr size_t kAlignment = 64;
+
+enum SectionKind : uint32_t { kIds = 1, kDirectory = 2, kCodes = 3, kRows = 4 };
+
+struct Section {
+  uint32_t kind = 0;
+  uint32_t table = 0;
+  uint64_t offset = 0;
+  uint64_t bytes = 0;
+  uint64_t checksum = 0;
+  const void* data = nullptr;  // when writing
+};
+
+template <typename T>
+void Put(std::string* out, size_t offset, T value) {
+  std::memcpy(out->data() + offset, &value, sizeof(T));
+}
+
+size_t AlignUp(size_t n) { return (n + kAlignment - 1) / kAlignment * kAlignment; }
+
+Status IoError(const std::string& what, const std::string& path) {
+  return Status::IOError(path + ": " + what + ": " + std::strerror(errno));
+}
+
+Status WriteAll(int fd, const void* data, size_t bytes, const std::string& path) {
+  const auto* p = static_cast<const uint8_t*>(data);
+  while (bytes > 0) {
+    const ssize_t written = ::write(fd, p, std::min<size_t>(bytes, size_t{1} << 30));
+    if (written < 0) {
+      if (errno == EINTR) continue;
+      return IoError("write", path);
+    }
+    p += written;
+    bytes -= static_cast<size_t>(written);
+  }
+  return Status::OK();
+}
+
+std::string EncodeHeader(const TableDesign& design, int prefix_bits, uint64_t count,
+                         const std::vector<Section>& sections) {
+  std::string header(kHeaderBytes + sections.size() * kSectionEntryBytes, '\0');
+  std::memcpy(header.data(), kMagic, sizeof(kMagic));
+  Put<uint32_t>(&header, 8, kVersion);
+  Put<uint32_t>(&header, 12, static_cast<uint32_t>(header.size()));
+  Put<uint32_t>(&header, 16, static_cast<uint32_t>(design.block_bits.size()));
+  Put<uint32_t>(&header, 20, static_cast<uint32_t>(design.key_blocks));
+  for (size_t j = 0; j < design.block_bits.size(); ++j) {
+    Put<uint8_t>(&header, 24 + j, static_cast<uint8_t>(design.block_bits[j]));
+  }
+  Put<uint32_t>(&header, 32, static_cast<uint32_t>(prefix_bits));
+  Put<uint32_t>(&header, 36, static_cast<uint32_t>(design.tables()));
+  Put<uint64_t>(&header, 40, count);
+  Put<uint32_t>(&header, 48, static_cast<uint32_t>(sections.size()));
+  for (size_t s = 0; s < sections.size(); ++s) {
+    const size_t at = kHeaderBytes + s * kSectionEntryBytes;
+    Put<uint32_t>(&header, at, sections[s].kind);
+    Put<uint32_t>(&header, at + 4, sections[s].table);
+    Put<uint64_t>(&header, at + 8, sections[s].offset);
+    Put<uint64_t>(&header, at + 16, sections[s].bytes);
+    Put<uint64_t>(&header, at + 24, sections[s].checksum);
+  }
+  const uint64_t checksum = XXH3_64bits(header.data(), kChecksumOffset) ^
+                            XXH3_64bits(header.data() + kHeaderBytes, header.size() - kHeaderBytes);
+  Put<uint64_t>(&header, kChecksumOffset, checksum);
+  return header;
+}
+
+}  // namespace
+
+Status SaveIndex(const Index& index, const std::string& path) {
+  const auto* permuted = dynamic_cast<const PermutedTableIndex*>(&index);
+  if (permuted == nullptr) return Status::InvalidArgument("only a PermutedTableIndex can be saved");
+  std::vector<uint64_t> ids;
+  const std::shared_ptr<const Segment> segment = permuted->Compacted(&ids);
+  const Layout& layout = permuted->layout();
+
+  std::vector<Section> sections;
+  auto add = [&](uint32_t kind, uint32_t table, const void* data, size_t bytes) {
+    sections.push_back(Section{kind, table, 0, bytes, XXH3_64bits(data, bytes), data});
+  };
+  add(kIds, 0, ids.data(), ids.size() * sizeof(uint64_t));
+  for (int t = 0; t < layout.tables(); ++t) {
+    const TableView& table = segment->table(t);
+    const auto u = static_cast<uint32_t>(t);
+    add(kDirectory, u, table.directory.data(), table.directory.size_bytes());
+    add(kCodes, u, table.codes.data(), table.codes.size_bytes());
+    add(kRows, u, table.rows.data(), table.rows.size_bytes());
+  }
+  size_t offset = AlignUp(kHeaderBytes + sections.size() * kSectionEntryBytes);
+  for (Section& section : sections) {
+    section.offset = offset;
+    offset = AlignUp(offset + section.bytes);
+  }
+  const std::string header =
+      EncodeHeader(layout.design(), segment->prefix_bits(), ids.size(), sections);
+
+  const std::string temporary = path + ".tmp";
+  const int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return IoError("cannot create", temporary);
+  Status status = WriteAll(fd, header.data(), header.size(), temporary);
+  size_t position = header.size();
+  static const char kZeros[kAlignment] = {};
+  for (const Section& section : sections) {
+    if (!status.ok()) break;
+    status = WriteAll(fd, kZeros, section.offset - position, temporary);
+    if (status.ok()) status = WriteAll(fd, section.data, section.bytes, temporary);
+    position = section.offset + section.bytes;
+  }
+  if (status.ok() && ::fsync(fd) != 0) status = IoError("fsync", temporary);
+  if (::close(fd) != 0 && status.ok()) status = IoError("close", temporary);
+  if (status.ok() && std::rename(temporary.c_str(), path.c_str()) != 0) {
+    status = IoError("cannot rename to " + path, temporary);
+  }
+  if (!status.ok()) std::remove(temporary.c_str());
+  return status;
+}
+
+}  // namespace neardup

@@ -1,0 +1,161 @@
+// Save and load: exact results after a round trip, and Corruption (never a crash) for every damaged or
+// truncated file.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <iterator>
+
+#include "index/index_testutil.h"
+#include "neardup/index.h"
+
+namespace neardup {
+namespace {
+
+std::string TempPath(const std::string& name) {
+  return ::testing::TempDir() + "/neardup_" + std::to_string(::getpid()) + "_" + name;
+}
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+void WriteFile(const std::string& path, const std::string& bytes) {
+  std::ofstream(path, std::ios::binary).write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+}
+
+std::vector<uint64_t> Sequence(size_t n) {
+  std::vector<uint64_t> ids(n);
+  for (size_t i = 0; i < n; ++i) ids[i] = 1000 + 7 * i;
+  return ids;
+}
+
+void ExpectSameAsNaive(const Index& index, const std::vector<uint64_t>& ids,
+                       const std::vector<uint64_t>& codes, const std::vector<bool>& live, int max_k) {
+  const auto queries = testing::MakeQueries(codes, 80, max_k, 5);
+  for (int k = 0; k <= max_k; ++k) {
+    for (uint64_t q : queries) {
+      auto got = index.Query(q, k);
+      ASSERT_TRUE(got.ok()) << got.status().ToString();
+      ASSERT_EQ(*got, testing::NaiveQuery(ids, codes, live, q, k)) << "k=" << k;
+    }
+  }
+}
+
+TEST(IndexFileTest, RoundTripIsExactForEveryDesignAndMode) {
+  for (const TableDesign& design : {TableDesign::Even(4, 1), TableDesign::Even(5, 2),
+                                    TableDesign::Even(6, 3), TableDesign::Even(8, 1)}) {
+    const auto codes = testing::MakeCodes(testing::DataKind::kClustered, 3000, 1);
+    const auto ids = Sequence(codes.size());
+    IndexOptions options;
+    options.design = design;
+    options.merge_threshold = 100;
+    auto index = NewPermutedTableIndex(options);
+    ASSERT_TRUE(index.ok());
+    std::vector<bool> live(codes.size(), true);
+    for (size_t i = 0; i < codes.size(); ++i) ASSERT_TRUE((*index)->Insert(ids[i], codes[i]).ok());
+    for (size_t i = 0; i < codes.size(); i += 5) {  // removed ones must not come back
+      ASSERT_TRUE((*index)->Remove(ids[i]).ok());
+      live[i] = false;
+    }
+    const std::string path = TempPath("roundtrip.ndx");
+    ASSERT_TRUE(SaveIndex(**index, path).ok());
+    for (bool map : {true, false}) {
+      for (bool verify : {true, false}) {
+        LoadOptions load;
+        load.map_file = map;
+        load.verify_checksums = verify;
+        auto loaded = LoadIndex(path, load);
+        ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
+        EXPECT_EQ((*loaded)->Stats().size, (*index)->Stats().size);
+        EXPECT_EQ((*loaded)->Stats().design, design.ToString());
+        ExpectSameAsNaive(**loaded, ids, codes, live, design.max_exact_k());
+      }
+    }
+    // A loaded index stays mutable: remove and insert, then compare again.
+    auto loaded = LoadIndex(path);
+    ASSERT_TRUE(loaded.ok());
+    auto more_ids = ids;
+    auto more_codes = codes;
+    ASSERT_TRUE((*loaded)->Remove(ids[1]).ok());
+    live[1] = false;
+    for (size_t i = 0; i < 300; ++i) {
+      more_ids.push_back(1 + 7 * i);
+      more_codes.push_back(codes[i] ^ (uint64_t{1} << (i % 64)));
+      live.push_back(true);
+      ASSERT_TRUE((*loaded)->Insert(more_ids.back(), more_codes.back()).ok());
+    }
+    ExpectSameAsNaive(**loaded, more_ids, more_codes, live, design.max_exact_k());
+    std::remove(path.c_str());
+  }
+}
+
+TEST(IndexFileTest, EmptyIndexRoundTrips) {
+  IndexOptions options;
+  options.design = TableDesign::Even(4, 1);
+  auto index = NewPermutedTableIndex(options);
+  ASSERT_TRUE(index.ok());
+  const std::string path = TempPath("empty.ndx");
+  ASSERT_TRUE(SaveIndex(**index, path).ok());
+  auto loaded = LoadIndex(path);
+  ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
+  EXPECT_EQ((*loaded)->Stats().size, 0u);
+  EXPECT_TRUE((*loaded)->Query(0, 3)->empty());
+  std::remove(path.c_str());
+}
+
+TEST(IndexFileTest, DamagedFilesGiveCorruption) {
+  const auto codes = testing::MakeCodes(testing::DataKind::kUniform, 700, 2);
+  IndexOptions options;
+  options.design = TableDesign::Even(5, 2);
+  auto index = BuildPermutedTableIndex(Sequence(codes.size()), codes, options);
+  ASSERT_TRUE(index.ok());
+  const std::string path = TempPath("good.ndx");
+  ASSERT_TRUE(SaveIndex(**index, path).ok());
+  const std::string good = ReadFile(path);
+  const std::string bad = TempPath("bad.ndx");
+  auto expect_corruption = [&](const std::string& bytes, const std::string& what) {
+    WriteFile(bad, bytes);
+    for (bool map : {true, false}) {
+      LoadOptions load;
+      load.map_file = map;
+      auto loaded = LoadIndex(bad, load);
+      ASSERT_FALSE(loaded.ok()) << what;
+      EXPECT_EQ(loaded.status().code(), Status::Code::kCorruption) << what << ": "
+                                                                   << loaded.status().ToString();
+      EXPECT_NE(loaded.status().message().find(bad), std::string::npos) << what;
+    }
+  };
+  // Every truncation length on a coarse grid, and every prefix of the header.
+  for (size_t length = 0; length < good.size(); length += length < 512 ? 1 : 997) {
+    expect_corruption(good.substr(0, length), "truncated to " + std::to_string(length));
+  }
+  // A flipped bit anywhere: header fields, section table, each section.
+  for (size_t offset = 0; offset < good.size(); offset += offset < 512 ? 3 : 389) {
+    std::string flipped = good;
+    flipped[offset] = static_cast<char>(flipped[offset] ^ 0x10);
+    expect_corruption(flipped, "bit flipped at " + std::to_string(offset));
+  }
+  std::string version = good;
+  version[8] = 2;
+  expect_corruption(version, "future version");
+  expect_corruption(std::string("not an index at all, just text\n"), "text");
+  expect_corruption(good + "trailing", "trailing bytes");
+  std::remove(path.c_str());
+  std::remove(bad.c_str());
+}
+
+TEST(IndexFileTest, MissingFileAndWrongIndexKind) {
+  auto missing = LoadIndex(TempPath("does_not_exist.ndx"));
+  EXPECT_EQ(missing.status().code(), Status::Code::kNotFound);
+  auto brute = NewBruteForceIndex();
+  EXPECT_EQ(SaveIndex(*brute, TempPath("brute.ndx")).code(), Status::Code::kInvalidArgument);
+  IndexOptions options;
+  options.design = TableDesign::Even(4, 1);
+  auto index = NewPermutedTableIndex(options);
+  EXPECT_EQ(SaveIndex(**index, "/nonexistent_dir/x.ndx").code(), Status::Code::kIOError);
+}
+
+}  // namespace
+}  // namespace neardup
