@@ -80,9 +80,11 @@ int RunHash(const HashFlags& flags) {
   if (!options.ok()) return ReportError("hash", options.status());
   auto fingerprinter = Fingerprinter::Create(*options);
   if (!fingerprinter.ok()) return ReportError("hash", fingerprinter.status());
+  HashFlags input_flags = flags;
+  input_flags.input.replace_invalid_utf8 = options->invalid_utf8 == InvalidUtf8::kReplace;
   Output out;
   HashSink sink(flags, (*fingerprinter)->NewBuilder(/*record_features=*/flags.explain), &out);
-  Status status = ForEachDocument(flags.input, &sink);
+  Status status = ForEachDocument(input_flags.input, &sink);
   out.Flush();
   if (!status.ok()) return ReportError("hash", status);
   return kExitSuccess;

@@ -64,6 +64,7 @@ Status ReadFile(const std::string& path, const InputFlags& flags, DocumentSink* 
   LineReader& reader = **opened;
   if (flags.jsonl) {
     JsonlParser parser(flags.id_field, flags.text_field);
+    parser.set_replace_invalid_utf8(flags.replace_invalid_utf8);
     JsonlParser::Fields fields;
     std::string line;
     while (true) {

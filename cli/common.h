@@ -25,6 +25,7 @@ struct InputFlags {
   std::string id_field = "id";
   std::string text_field = "text";
   uint64_t max_line_bytes = uint64_t{64} << 20;  // JSONL lines are parsed whole
+  bool replace_invalid_utf8 = true;  // JSONL lines with invalid UTF-8 (set from --invalid-utf8)
 };
 
 void AddInputFlags(CLI::App* command, InputFlags* flags);

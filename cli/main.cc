@@ -17,6 +17,7 @@ int main(int argc, char** argv) {
   int exit_code = neardup::cli::kExitSuccess;
   neardup::cli::AddHashCommand(&app, &exit_code);
   neardup::cli::AddCompareCommand(&app, &exit_code);
+  neardup::cli::AddDedupCommand(&app, &exit_code);
   neardup::cli::AddVersionCommand(&app, &exit_code);
   try {
     app.parse(argc, argv);

@@ -68,6 +68,10 @@ class JsonlParser {
     bool has_number = false;
   };
 
+  // With true, a line that is not valid UTF-8 is parsed with its invalid sequences replaced by U+FFFD
+  // (as the fingerprint does with InvalidUtf8::kReplace); with false (default) it is malformed.
+  void set_replace_invalid_utf8(bool replace) { replace_invalid_utf8_ = replace; }
+
   // Parses one line. InvalidArgument for malformed JSON, a line that is not an object, a missing text
   // field, or a text or id field of the wrong type; the message names the field.
   Status Parse(std::string_view line, Fields* fields);
@@ -75,6 +79,7 @@ class JsonlParser {
  private:
   struct State;
   std::unique_ptr<State> state_;
+  bool replace_invalid_utf8_ = false;
 };
 
 }  // namespace neardup

@@ -95,6 +95,13 @@ void AppendTsv(std::string_view s, std::string* out) {
   }
 }
 
+// Appends "<TAB>distance<NEWLINE>".
+void AppendDistance(int distance, std::string* out) {
+  out->push_back('\t');
+  out->append(std::to_string(distance));
+  out->push_back('\n');
+}
+
 // Whether document a should be kept over document b (a < b in input order) by the rule.
 bool Better(KeepRule rule, const DocumentTable& t, uint32_t a, uint32_t b) {
   switch (rule) {
@@ -309,11 +316,11 @@ Status Job::WriteDuplicatesAndClusters() {
       const IndexMatch& m = index_matches_[next_match++];
       const auto& ids = index_ids_[m.index];
       AppendTsv(ids.Has(m.id) ? ids.Get(m.id) : std::string_view(std::to_string(m.id)), &out);
-      out.append("\t" + std::to_string(m.distance) + "\n");
+      AppendDistance(m.distance, &out);
     } else {
       const uint32_t kept = kept_of_[component_[group_of_[d]]];
       AppendTsv(table_.id(kept), &out);
-      out.append("\t" + std::to_string(std::popcount(table_.fingerprints[d] ^ table_.fingerprints[kept])) + "\n");
+      AppendDistance(std::popcount(table_.fingerprints[d] ^ table_.fingerprints[kept]), &out);
     }
     dups_out_.MaybeDrain();
   }
@@ -338,7 +345,9 @@ Status Job::WriteDuplicatesAndClusters() {
     std::string& out = clusters_out_.buffer();
     out.append("{\"representative\":");
     AppendJson(table_.id(kept_of_[c]), &out);
-    out.append(",\"size\":" + std::to_string(component_size_[c]) + ",\"members\":[");
+    out.append(",\"size\":");
+    out.append(std::to_string(component_size_[c]));
+    out.append(",\"members\":[");
     for (uint32_t i = starts[c]; i < starts[c + 1]; ++i) {
       if (i != starts[c]) out.push_back(',');
       AppendJson(table_.id(members[i]), &out);
@@ -357,7 +366,7 @@ Status Job::WritePairs() {
     AppendTsv(table_.id(a), &out);
     out.push_back('\t');
     AppendTsv(table_.id(b), &out);
-    out.append("\t" + std::to_string(distance) + "\n");
+    AppendDistance(distance, &out);
     pairs_out_.MaybeDrain();
   };
   for (uint32_t u = 0; u < distinct_.size(); ++u) {
@@ -531,8 +540,12 @@ std::string DedupReport::ToJson() const {
   std::string histogram = "{";
   for (size_t i = 1; i < cluster_size_histogram.size(); ++i) {
     if (histogram.size() > 1) histogram.push_back(',');
-    histogram.append("\"" + std::to_string(uint64_t{1} << i) + "-" + std::to_string((uint64_t{2} << i) - 1) +
-                     "\":" + std::to_string(cluster_size_histogram[i]));
+    histogram.push_back('"');
+    histogram.append(std::to_string(uint64_t{1} << i));
+    histogram.push_back('-');
+    histogram.append(std::to_string((uint64_t{2} << i) - 1));
+    histogram.append("\":");
+    histogram.append(std::to_string(cluster_size_histogram[i]));
   }
   field("cluster_sizes", histogram + "}");
   std::string stage_list = "[";

@@ -166,6 +166,7 @@ void Work(const std::vector<InputFile>& files, const DedupOptions& options,
   auto builder = fingerprinter.NewBuilder();
   const std::string number_field = options.keep == KeepRule::kPriority ? options.priority_field : "";
   JsonlParser parser(options.id_field, options.text_field, number_field);
+  parser.set_replace_invalid_utf8(options.fingerprint.invalid_utf8 == InvalidUtf8::kReplace);
   JsonlParser::Fields fields;
   const bool line_ids_need_path = files.size() > 1;
   while (auto batch = pipeline->Take()) {

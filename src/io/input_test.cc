@@ -128,6 +128,15 @@ TEST(JsonlParserTest, NestedFields) {
   EXPECT_EQ(f.text, "deep");
 }
 
+TEST(JsonlParserTest, InvalidUtf8ReplacedOnRequest) {
+  JsonlParser parser("id", "text");
+  JsonlParser::Fields f;
+  EXPECT_FALSE(parser.Parse("{\"text\":\"a\xFF b\"}", &f).ok());
+  parser.set_replace_invalid_utf8(true);
+  ASSERT_TRUE(parser.Parse("{\"text\":\"a\xFF b\"}", &f).ok());
+  EXPECT_EQ(f.text, "a\xEF\xBF\xBD b");
+}
+
 TEST(JsonlParserTest, NumberField) {
   JsonlParser parser("id", "text", "meta.score");
   JsonlParser::Fields f;

@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "neardup/input.h"
+#include "neardup/text.h"
 
 namespace neardup {
 
@@ -78,6 +79,12 @@ Status JsonlParser::Parse(std::string_view line, Fields* fields) {
   s.padded.resize(line.size() + simdjson::SIMDJSON_PADDING);
   simdjson::dom::element root;
   auto error = s.parser.parse(s.padded.data(), line.size(), /*realloc_if_needed=*/false).get(root);
+  if (error == simdjson::UTF8_ERROR && replace_invalid_utf8_) {
+    s.padded = ReplaceInvalidUtf8(line);
+    const size_t length = s.padded.size();
+    s.padded.resize(length + simdjson::SIMDJSON_PADDING);
+    error = s.parser.parse(s.padded.data(), length, /*realloc_if_needed=*/false).get(root);
+  }
   if (error != simdjson::SUCCESS) {
     return Status::InvalidArgument(std::string("malformed JSON: ") + simdjson::error_message(error));
   }

@@ -1,0 +1,230 @@
+// neardup dedup: near-duplicate removal for whole corpora.
+#include <unistd.h>
+
+#include <atomic>
+#include <csignal>
+#include <cstdio>
+#include <memory>
+
+#include "cli/commands.h"
+#include "cli/common.h"
+#include "neardup/dedup.h"
+
+namespace neardup::cli {
+namespace {
+
+std::atomic<bool> interrupted{false};
+
+void OnSignal(int) { interrupted.store(true); }
+
+struct DedupFlags {
+  std::vector<std::string> inputs;
+  std::string format = "auto";
+  bool jsonl = false;
+  std::string id_field = "id", text_field = "text";
+  uint64_t max_line_bytes = uint64_t{64} << 20;
+  FingerprintFlags fingerprint;
+  int k = 3;
+  std::string keep = "first";
+  std::string priority_field;
+  std::string on_error = "fail";
+  int threads = 0;
+  std::string kept, dups, clusters, pairs, report;
+  std::vector<std::string> against;
+  std::string save_index;
+  bool quiet = false;
+};
+
+std::string HumanBytes(double bytes) {
+  const char* units[] = {"B", "KB", "MB", "GB", "TB"};
+  int u = 0;
+  while (bytes >= 1000 && u < 4) {
+    bytes /= 1000;
+    ++u;
+  }
+  char text[32];
+  std::snprintf(text, sizeof(text), u == 0 ? "%.0f %s" : "%.1f %s", bytes, units[u]);
+  return text;
+}
+
+std::string HumanCount(uint64_t n) {
+  char text[32];
+  if (n >= 10'000'000) std::snprintf(text, sizeof(text), "%.1fM", static_cast<double>(n) / 1e6);
+  else if (n >= 10'000) std::snprintf(text, sizeof(text), "%.1fk", static_cast<double>(n) / 1e3);
+  else std::snprintf(text, sizeof(text), "%llu", static_cast<unsigned long long>(n));
+  return text;
+}
+
+// One line, redrawn in place: [#####.....] 45%  1.2M docs  150.3 MB/s  ETA 12s
+void DrawProgress(const DedupProgress& p) {
+  const double rate = p.seconds > 0 ? static_cast<double>(p.bytes) / p.seconds : 0;
+  std::string line = "\r" + p.stage + " ";
+  if (p.total_bytes > 0 && p.stage != "join") {
+    const double fraction = std::min(1.0, static_cast<double>(p.bytes) / static_cast<double>(p.total_bytes));
+    const int filled = static_cast<int>(fraction * 30);
+    line += "[" + std::string(filled, '#') + std::string(30 - filled, '.') + "] ";
+    char percent[16];
+    std::snprintf(percent, sizeof(percent), "%3.0f%% ", fraction * 100);
+    line += percent;
+    if (rate > 0 && fraction < 1) {
+      char eta[32];
+      std::snprintf(eta, sizeof(eta), " ETA %.0fs", (static_cast<double>(p.total_bytes - p.bytes)) / rate);
+      line += HumanCount(p.documents) + " docs  " + HumanBytes(rate) + "/s" + eta;
+    } else {
+      line += HumanCount(p.documents) + " docs  " + HumanBytes(rate) + "/s";
+    }
+  } else {
+    line += HumanCount(p.documents) + " docs  " + HumanBytes(rate) + "/s";
+  }
+  line += "\x1b[K";
+  std::fputs(line.c_str(), stderr);
+  std::fflush(stderr);
+}
+
+void PrintSummary(const DedupReport& r, const DedupFlags& flags) {
+  std::string s;
+  auto line = [&](const std::string& text) { s += text + "\n"; };
+  const double mb_per_s = r.seconds > 0 ? static_cast<double>(r.bytes) / 1e6 / r.seconds : 0;
+  char buffer[256];
+  std::snprintf(buffer, sizeof(buffer), "documents   %llu (%s) in %.2f s, %.1f MB/s on %d threads",
+                static_cast<unsigned long long>(r.documents), HumanBytes(static_cast<double>(r.bytes)).c_str(),
+                r.seconds, mb_per_s, r.threads);
+  line(buffer);
+  std::snprintf(buffer, sizeof(buffer), "kept        %llu", static_cast<unsigned long long>(r.kept));
+  line(buffer);
+  std::snprintf(buffer, sizeof(buffer), "duplicates  %llu (%.1f%%)%s", static_cast<unsigned long long>(r.duplicates),
+                r.documents ? 100.0 * static_cast<double>(r.duplicates) / static_cast<double>(r.documents) : 0.0,
+                r.duplicates_of_index ? (", " + std::to_string(r.duplicates_of_index) + " of them of the earlier index").c_str() : "");
+  line(buffer);
+  std::snprintf(buffer, sizeof(buffer), "clusters    %llu of 2 or more documents; %llu pairs within k=%d",
+                static_cast<unsigned long long>(r.clusters), static_cast<unsigned long long>(r.pairs), flags.k);
+  line(buffer);
+  if (r.skipped) {
+    std::snprintf(buffer, sizeof(buffer), "skipped     %llu bad documents, first: %s",
+                  static_cast<unsigned long long>(r.skipped), r.first_errors.empty() ? "" : r.first_errors[0].c_str());
+    line(buffer);
+  }
+  if (r.cluster_size_histogram.size() > 1) {
+    std::string h = "cluster sizes";
+    for (size_t i = 1; i < r.cluster_size_histogram.size(); ++i) {
+      if (r.cluster_size_histogram[i] == 0) continue;
+      const uint64_t low = uint64_t{1} << i, high = (uint64_t{2} << i) - 1;
+      h += "  " + std::to_string(low) + (high > low ? "-" + std::to_string(high) : "") + ": " +
+           std::to_string(r.cluster_size_histogram[i]);
+    }
+    line(h);
+  }
+  std::string stages = "stages     ";
+  for (const auto& st : r.stages) {
+    std::snprintf(buffer, sizeof(buffer), " %s %.2f s", st.stage.c_str(), st.seconds);
+    stages += buffer;
+    if (st.megabytes_per_second > 0) {
+      std::snprintf(buffer, sizeof(buffer), " (%.1f MB/s)", st.megabytes_per_second);
+      stages += buffer;
+    }
+    stages += ";";
+  }
+  stages.pop_back();
+  line(stages);
+  std::fputs(s.c_str(), stderr);
+}
+
+int RunDedupCommand(const DedupFlags& flags) {
+  DedupOptions options;
+  options.inputs = flags.inputs;
+  auto format = ParseInputFormat(flags.jsonl ? "jsonl" : flags.format);
+  if (!format.ok()) return ReportError("dedup", format.status());
+  options.format = *format;
+  options.id_field = flags.id_field;
+  options.text_field = flags.text_field;
+  options.max_line_bytes = flags.max_line_bytes;
+  auto fingerprint = ToOptions(flags.fingerprint);
+  if (!fingerprint.ok()) return ReportError("dedup", fingerprint.status());
+  options.fingerprint = *fingerprint;
+  options.k = flags.k;
+  if (!flags.priority_field.empty()) {
+    options.keep = KeepRule::kPriority;
+    options.priority_field = flags.priority_field;
+  } else {
+    auto keep = ParseKeepRule(flags.keep);
+    if (!keep.ok()) return ReportError("dedup", keep.status());
+    options.keep = *keep;
+  }
+  options.on_error = flags.on_error == "skip" ? ErrorPolicy::kSkip : ErrorPolicy::kFail;
+  options.threads = flags.threads;
+  options.kept_path = flags.kept;
+  options.dups_path = flags.dups;
+  options.clusters_path = flags.clusters;
+  options.pairs_path = flags.pairs;
+  options.report_path = flags.report;
+  options.against_indexes = flags.against;
+  options.save_index = flags.save_index;
+  options.cancel = &interrupted;
+  const bool bar = !flags.quiet && ::isatty(2);
+  if (bar) options.on_progress = DrawProgress;
+
+  std::signal(SIGINT, OnSignal);
+  std::signal(SIGTERM, OnSignal);
+  auto report = RunDedup(options);
+  if (bar) std::fputs("\r\x1b[K", stderr);
+  std::signal(SIGINT, SIG_DFL);
+  std::signal(SIGTERM, SIG_DFL);
+  if (!report.ok()) {
+    if (report.status().code() == Status::Code::kCancelled) {
+      std::fputs("neardup dedup: interrupted; no output was written\n", stderr);
+      return 130;
+    }
+    return ReportError("dedup", report.status());
+  }
+  if (!flags.quiet) PrintSummary(*report, flags);
+  return kExitSuccess;
+}
+
+}  // namespace
+
+void AddDedupCommand(CLI::App* app, int* exit_code) {
+  auto flags = std::make_shared<DedupFlags>();
+  CLI::App* command = app->add_subcommand("dedup", "Remove near-duplicates from whole corpora");
+  command->footer(
+      "Reads every document, fingerprints them on all cores, finds every pair within k bits, keeps one\n"
+      "document per cluster and writes the outputs asked for. Outputs appear only when the job succeeds.\n"
+      "Examples:\n"
+      "  neardup dedup crawl/ -o kept.jsonl --dups dups.tsv --report report.json\n"
+      "  neardup dedup posts.txt.zst -o kept.txt --keep longest -k 4 --on-error skip\n"
+      "  neardup dedup today.jsonl --against yesterday.idx --save-index today.idx -o new.jsonl");
+  command->add_option("inputs", flags->inputs, "Files, folders (recursive) or '-' for stdin")->required();
+  command->add_option("-o,--output", flags->kept, "KEPT: the kept documents' lines, in input order");
+  command->add_option("--dups", flags->dups, "DUPS.tsv: dup_id<TAB>kept_id<TAB>distance");
+  command->add_option("--clusters", flags->clusters, "CLUSTERS.jsonl: one cluster of 2+ documents a line");
+  command->add_option("--pairs", flags->pairs, "PAIRS.tsv: id_a<TAB>id_b<TAB>distance, every pair within k");
+  command->add_option("--report", flags->report, "REPORT.json: the summary and timings");
+  command->add_option("--format", flags->format, "Input format: auto (.jsonl/.ndjson names are JSONL), plain, jsonl")
+      ->check(CLI::IsMember({"auto", "plain", "jsonl"}))
+      ->capture_default_str();
+  command->add_flag("--jsonl", flags->jsonl, "Same as --format jsonl");
+  command->add_option("--id-field", flags->id_field, "JSONL id field (dotted path); none: file:line")
+      ->capture_default_str();
+  command->add_option("--text-field", flags->text_field, "JSONL text field (dotted path)")->capture_default_str();
+  command->add_option("--max-line-bytes", flags->max_line_bytes, "Longer lines are bad documents (e.g. 64M)")
+      ->transform(SizeValidator())
+      ->capture_default_str();
+  AddFingerprintFlags(command, &flags->fingerprint);
+  command->add_option("-k", flags->k, "Near-duplicates differ in at most k bits")
+      ->check(CLI::Range(0, 7))
+      ->capture_default_str();
+  command->add_option("--keep", flags->keep, "Which document of a cluster is kept: first, last, longest, shortest")
+      ->check(CLI::IsMember({"first", "last", "longest", "shortest"}))
+      ->capture_default_str();
+  command->add_option("--priority-field", flags->priority_field,
+                      "Keep the document with the highest value of this JSONL number field");
+  command->add_option("--on-error", flags->on_error, "Bad documents: fail (stop, naming file and line) or skip")
+      ->check(CLI::IsMember({"fail", "skip"}))
+      ->capture_default_str();
+  command->add_option("--threads", flags->threads, "Worker threads (0: one per core)")->capture_default_str();
+  command->add_option("--against", flags->against, "Index of an earlier corpus (repeatable)");
+  command->add_option("--save-index", flags->save_index, "Save an index of the kept documents for --against");
+  command->add_flag("-q,--quiet", flags->quiet, "No progress bar and no summary");
+  command->callback([flags, exit_code] { *exit_code = RunDedupCommand(*flags); });
+}
+
+}  // namespace neardup::cli
