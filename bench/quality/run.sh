@@ -30,6 +30,12 @@ if [[ ! -s $data/poems.jsonl ]]; then
   $python "$here/build_poems.py" --package-dir "$npm_dir/node_modules/chinese-poetry" --out "$data/poems.jsonl"
 fi
 
+# OpenCC's Traditional-to-Simplified character table as text, for the prototype's --fold table.
+if [[ ! -s $out/ts_characters.txt ]]; then
+  opencc_dict -i /usr/share/opencc/TSCharacters.ocd2 -o "$out/ts_characters.txt" -f ocd2 -t text
+fi
+export TS_TABLE=$out/ts_characters.txt
+
 $python "$here/harness.py" --data "$data" --out "$out" --neardup "$root/$build/cli/neardup" \
   --tools "$root/$build/bench/quality" "$@" | tee "$out/table.txt"
 $python "$here/plot.py" --results "$out/results.tsv" --hist "$out/hist" --out "$out"
