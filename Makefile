@@ -35,6 +35,10 @@ bench: build
 	@scripts/install-deps.sh --bench
 	@bench/run.sh $(RELEASE)
 
+quality: build
+	@scripts/install-deps.sh --quality
+	@bench/quality/run.sh $(RELEASE)
+
 format:
 	@clang-format -i $$(git ls-files '*.h' '*.cc')
 

