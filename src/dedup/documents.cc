@@ -124,7 +124,8 @@ class Pipeline {
 void ReadAll(const std::vector<InputFile>& files, uint64_t max_line_bytes, Pipeline* pipeline) {
   uint64_t sequence = 0;
   auto batch = std::make_unique<Batch>();
-  std::string line;
+  std::string scratch;
+  std::string_view raw;
   for (uint32_t f = 0; f < files.size(); ++f) {
     auto reader = LineReader::Open(files[f].read_path);
     if (!reader.ok()) {
@@ -132,18 +133,20 @@ void ReadAll(const std::vector<InputFile>& files, uint64_t max_line_bytes, Pipel
       return;
     }
     while (true) {
-      auto more = (*reader)->ReadLine(&line, max_line_bytes);
+      auto more = (*reader)->ReadRawLine(&raw, &scratch, max_line_bytes);
       std::string error;
+      std::string_view line;
       if (!more.ok()) {
         if (more.status().code() != Status::Code::kResourceExhausted) {
-          Status status = more.status();
-          pipeline->FinishReading(Status::IOError(status.message()));
+          pipeline->FinishReading(Status::IOError(more.status().message()));
           return;
         }
         error = "line longer than the limit of " + std::to_string(max_line_bytes) +
                 " bytes (--max-line-bytes)";
       } else if (!*more) {
         break;
+      } else {
+        line = StripLineEnd(raw);
       }
       batch->lines.push_back({f, (*reader)->line_number(), batch->text.size(), line.size(), error});
       batch->text.append(line);
