@@ -10,6 +10,7 @@ namespace neardup::cli {
 void AddHashCommand(CLI::App* app, int* exit_code);
 void AddCompareCommand(CLI::App* app, int* exit_code);
 void AddVersionCommand(CLI::App* app, int* exit_code);
+void AddSegmentCommand(CLI::App* app, int* exit_code);
 
 }  // namespace neardup::cli
 

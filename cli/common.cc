@@ -40,6 +40,32 @@ void AddFingerprintFlags(CLI::App* command, FingerprintFlags* flags) {
       ->transform(SizeValidator());
 }
 
+void AddDictionaryFlags(CLI::App* command, DictionaryFlags* flags) {
+  command->add_option("--dict", flags->dict_path, "jieba main dictionary (default: jieba's dict.txt)");
+  command->add_option("--hmm-dir", flags->hmm_dir,
+                      "Directory of jieba's HMM tables prob_*.py (default: jieba's finalseg)");
+  command->add_option("--user-dict", flags->user_dict_paths,
+                      "User dictionary in jieba's format (repeatable, applied in order)");
+}
+
+Result<std::shared_ptr<const Dictionary>> LoadDictionary(const DictionaryFlags& flags) {
+  if (flags.dict_path.empty() && flags.hmm_dir.empty() && flags.user_dict_paths.empty()) {
+    return Dictionary::Default();
+  }
+  DictionaryOptions options;
+  options.dict_path = flags.dict_path;
+  options.hmm_dir = flags.hmm_dir;
+  options.user_dict_paths = flags.user_dict_paths;
+  return Dictionary::Load(options);
+}
+
+void AddInvalidUtf8Flag(CLI::App* command, std::string* value) {
+  command->add_option("--invalid-utf8", *value,
+                      "Invalid UTF-8: replace (with U+FFFD) or reject (error with byte offset)")
+      ->check(CLI::IsMember({"replace", "reject"}))
+      ->capture_default_str();
+}
+
 Result<FingerprintOptions> ToOptions(const FingerprintFlags& flags) {
   FingerprintOptions options;
   auto mode = ParseFeatureMode(flags.mode);

@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "neardup/segment.h"
 #include "neardup/simhash.h"
 #include "neardup/status.h"
 
@@ -42,6 +43,20 @@ struct FingerprintFlags {
 
 void AddFingerprintFlags(CLI::App* command, FingerprintFlags* flags);
 Result<FingerprintOptions> ToOptions(const FingerprintFlags& flags);
+
+// jieba's dictionary files: --dict, --hmm-dir, --user-dict (repeatable). Without any, jieba's own
+// files are found automatically.
+struct DictionaryFlags {
+  std::string dict_path;
+  std::string hmm_dir;
+  std::vector<std::string> user_dict_paths;
+};
+
+void AddDictionaryFlags(CLI::App* command, DictionaryFlags* flags);
+Result<std::shared_ptr<const Dictionary>> LoadDictionary(const DictionaryFlags& flags);
+
+// Invalid UTF-8 in text: --invalid-utf8 replace|reject.
+void AddInvalidUtf8Flag(CLI::App* command, std::string* value);
 
 // Receives documents: Begin, then the text in pieces (plain text lines stream, so a line need not fit
 // in memory), then End.
