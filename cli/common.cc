@@ -1,5 +1,6 @@
 #include "cli/common.h"
 
+#include <charconv>
 #include <cstdio>
 #include <memory>
 
@@ -57,6 +58,35 @@ Result<std::shared_ptr<const Dictionary>> LoadDictionary(const DictionaryFlags& 
   options.hmm_dir = flags.hmm_dir;
   options.user_dict_paths = flags.user_dict_paths;
   return Dictionary::Load(options);
+}
+
+void AddWeightFlags(CLI::App* command, WeightFlags* flags) {
+  command->add_option("--idf", flags->idf_path,
+                      "IDF table, 'word idf' per line (default: jieba's idf.txt; see 'neardup idf build')");
+  command->add_option("--stop-words", flags->stop_words_path,
+                      "Stop words, one per line, added to jieba's English list");
+}
+
+Result<std::shared_ptr<const KeywordModel>> LoadKeywordModel(const DictionaryFlags& dictionary,
+                                                             const WeightFlags& weights) {
+  const bool default_dictionary = dictionary.dict_path.empty() && dictionary.hmm_dir.empty() &&
+                                  dictionary.user_dict_paths.empty();
+  if (default_dictionary && weights.idf_path.empty() && weights.stop_words_path.empty()) {
+    return KeywordModel::Default();
+  }
+  auto dict = LoadDictionary(dictionary);
+  if (!dict.ok()) return dict.status();
+  auto idf = weights.idf_path.empty() ? IdfTable::Default() : IdfTable::Load(weights.idf_path);
+  if (!idf.ok()) return idf.status();
+  StopWords stop = StopWords::JiebaDefault();
+  if (!weights.stop_words_path.empty()) NEARDUP_RETURN_IF_ERROR(stop.AddFile(weights.stop_words_path));
+  return KeywordModel::Create(*dict, *idf, std::move(stop));
+}
+
+void AppendDouble(double value, std::string* out) {
+  char buffer[64];
+  const auto result = std::to_chars(buffer, buffer + sizeof buffer, value);
+  out->append(buffer, result.ptr);
 }
 
 void AddInvalidUtf8Flag(CLI::App* command, std::string* value) {

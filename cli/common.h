@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "neardup/keywords.h"
 #include "neardup/segment.h"
 #include "neardup/simhash.h"
 #include "neardup/status.h"
@@ -54,6 +55,20 @@ struct DictionaryFlags {
 
 void AddDictionaryFlags(CLI::App* command, DictionaryFlags* flags);
 Result<std::shared_ptr<const Dictionary>> LoadDictionary(const DictionaryFlags& flags);
+
+// TF-IDF weighting: --idf FILE (default: jieba's idf.txt), --stop-words FILE (added to jieba's list).
+struct WeightFlags {
+  std::string idf_path;
+  std::string stop_words_path;
+};
+
+void AddWeightFlags(CLI::App* command, WeightFlags* flags);
+// The model of the flags; jieba's own files when no flag is given (loaded once per process).
+Result<std::shared_ptr<const KeywordModel>> LoadKeywordModel(const DictionaryFlags& dictionary,
+                                                             const WeightFlags& weights);
+
+// Appends the shortest decimal form that reads back as the same double (as Python's repr).
+void AppendDouble(double value, std::string* out);
 
 // Invalid UTF-8 in text: --invalid-utf8 replace|reject.
 void AddInvalidUtf8Flag(CLI::App* command, std::string* value);

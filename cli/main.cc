@@ -17,6 +17,7 @@ int main(int argc, char** argv) {
   neardup::cli::AddCompareCommand(&app, &exit_code);
   neardup::cli::AddVersionCommand(&app, &exit_code);
   neardup::cli::AddSegmentCommand(&app, &exit_code);
+  neardup::cli::AddKeywordsCommand(&app, &exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
