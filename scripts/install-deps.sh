@@ -14,12 +14,13 @@ packages=(
   libgtest-dev libgmock-dev  # unit and property tests
   libbenchmark-dev      # micro-benchmarks in bench/
   python3-jieba         # jieba's dictionaries (dict.txt, idf.txt, HMM tables) and the oracle of the segmenter tests
+  libreoffice-help-zh-cn  # real Chinese text: the corpus of the jieba oracle tests (tests/jieba) and benchmarks
   libclang-rt-14-dev    # sanitizer runtimes
 )
 if [[ "${1:-}" == "--bench" ]]; then
   packages+=(
     python3-faiss       # FAISS binary indexes: the anchor of the index benchmarks
-    libreoffice-help-en-us libreoffice-help-zh-cn  # real English and Chinese text for benchmarks
+    libreoffice-help-en-us  # real English text for benchmarks
     linux-perf valgrind # profiling
   )
 fi
