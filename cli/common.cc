@@ -22,8 +22,13 @@ void AddInputFlags(CLI::App* command, InputFlags* flags) {
 }
 
 void AddFingerprintFlags(CLI::App* command, FingerprintFlags* flags) {
-  command->add_option("-m,--mode", flags->mode, "Features: shingles or terms")
-      ->check(CLI::IsMember({"shingles", "terms"}))
+  command->add_option("-m,--mode", flags->mode,
+                      "Features: shingles, terms (TF-IDF for Chinese) or keywords (top-N TF-IDF words)")
+      ->check(CLI::IsMember({"shingles", "terms", "keywords"}))
+      ->capture_default_str();
+  command->add_option("--keywords", flags->keyword_count,
+                      "Keywords per document in keywords mode (0: max(5, min(200, bytes / 120)))")
+      ->check(CLI::Range(0, 100000))
       ->capture_default_str();
   command->add_option("--shingle-unit", flags->shingle_unit, "Shingles of words or characters")
       ->check(CLI::IsMember({"word", "char"}))
@@ -39,6 +44,8 @@ void AddFingerprintFlags(CLI::App* command, FingerprintFlags* flags) {
   command->add_option("--max-doc-bytes", flags->max_document_bytes,
                       "Longest document accepted, e.g. 100M (0: no limit; plain text streams)")
       ->transform(SizeValidator());
+  AddDictionaryFlags(command, &flags->dictionary);
+  AddWeightFlags(command, &flags->weights);
 }
 
 void AddDictionaryFlags(CLI::App* command, DictionaryFlags* flags) {
@@ -108,6 +115,15 @@ Result<FingerprintOptions> ToOptions(const FingerprintFlags& flags) {
   options.normalize = !flags.no_normalize;
   options.invalid_utf8 = flags.invalid_utf8 == "reject" ? InvalidUtf8::kReject : InvalidUtf8::kReplace;
   options.max_document_bytes = flags.max_document_bytes;
+  options.keyword_count = flags.keyword_count;
+  const DictionaryFlags& d = flags.dictionary;
+  const bool named = !d.dict_path.empty() || !d.hmm_dir.empty() || !d.user_dict_paths.empty() ||
+                     !flags.weights.idf_path.empty() || !flags.weights.stop_words_path.empty();
+  if (named) {
+    auto model = LoadKeywordModel(flags.dictionary, flags.weights);
+    if (!model.ok()) return model.status();
+    options.keyword_model = *model;
+  }
   return options;
 }
 

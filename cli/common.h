@@ -31,20 +31,6 @@ struct InputFlags {
 
 void AddInputFlags(CLI::App* command, InputFlags* flags);
 
-// Fingerprint options as flags: --mode, --shingle-unit, --shingle-size, --no-normalize, --invalid-utf8,
-// --max-doc-bytes.
-struct FingerprintFlags {
-  std::string mode = "shingles";
-  std::string shingle_unit = "word";
-  int shingle_size = 3;
-  bool no_normalize = false;
-  std::string invalid_utf8 = "replace";
-  uint64_t max_document_bytes = 0;
-};
-
-void AddFingerprintFlags(CLI::App* command, FingerprintFlags* flags);
-Result<FingerprintOptions> ToOptions(const FingerprintFlags& flags);
-
 // jieba's dictionary files: --dict, --hmm-dir, --user-dict (repeatable). Without any, jieba's own
 // files are found automatically.
 struct DictionaryFlags {
@@ -72,6 +58,24 @@ void AppendDouble(double value, std::string* out);
 
 // Invalid UTF-8 in text: --invalid-utf8 replace|reject.
 void AddInvalidUtf8Flag(CLI::App* command, std::string* value);
+
+// Fingerprint options as flags: --mode, --shingle-unit, --shingle-size, --keywords, --no-normalize,
+// --invalid-utf8, --max-doc-bytes, and the dictionary and weight flags above.
+struct FingerprintFlags {
+  std::string mode = "shingles";
+  std::string shingle_unit = "word";
+  int shingle_size = 3;
+  int keyword_count = 0;
+  bool no_normalize = false;
+  std::string invalid_utf8 = "replace";
+  uint64_t max_document_bytes = 0;
+  DictionaryFlags dictionary;
+  WeightFlags weights;
+};
+
+void AddFingerprintFlags(CLI::App* command, FingerprintFlags* flags);
+// Loads the dictionaries named by flags (none named: jieba's, loaded when first needed).
+Result<FingerprintOptions> ToOptions(const FingerprintFlags& flags);
 
 // Receives documents: Begin, then the text in pieces (plain text lines stream, so a line need not fit
 // in memory), then End.
