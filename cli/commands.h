@@ -12,6 +12,7 @@ void AddCompareCommand(CLI::App* app, int* exit_code);
 void AddVersionCommand(CLI::App* app, int* exit_code);
 void AddSegmentCommand(CLI::App* app, int* exit_code);
 void AddKeywordsCommand(CLI::App* app, int* exit_code);
+void AddIdfCommand(CLI::App* app, int* exit_code);
 
 }  // namespace neardup::cli
 

@@ -18,6 +18,7 @@ int main(int argc, char** argv) {
   neardup::cli::AddVersionCommand(&app, &exit_code);
   neardup::cli::AddSegmentCommand(&app, &exit_code);
   neardup::cli::AddKeywordsCommand(&app, &exit_code);
+  neardup::cli::AddIdfCommand(&app, &exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

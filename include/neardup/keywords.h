@@ -30,6 +30,12 @@ namespace neardup {
 
 namespace weight_internal {
 class KeywordCounter;
+
+// Lets string-keyed maps be searched with a std::string_view without a copy.
+struct StringHash {
+  using is_transparent = void;
+  size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+};
 }  // namespace weight_internal
 
 // Inverse document frequencies: "word idf" per line (jieba/analyse/idf.txt, or one written by
@@ -56,11 +62,14 @@ class IdfTable {
   const std::string& source() const { return source_; }
 
   // Every entry, in no particular order.
-  const std::unordered_map<std::string, double>& entries() const { return idf_; }
+  const std::unordered_map<std::string, double, weight_internal::StringHash, std::equal_to<>>& entries()
+      const {
+    return idf_;
+  }
 
  private:
   IdfTable() = default;
-  std::unordered_map<std::string, double> idf_;
+  std::unordered_map<std::string, double, weight_internal::StringHash, std::equal_to<>> idf_;
   double median_ = 0;
   std::string source_;
 };
@@ -79,12 +88,12 @@ class StopWords {
   void Add(std::string word) { words_.insert(std::move(word)); }
 
   bool Contains(std::string_view lower_case_word) const {
-    return words_.count(std::string(lower_case_word)) != 0;
+    return words_.find(lower_case_word) != words_.end();
   }
   size_t size() const { return words_.size(); }
 
  private:
-  std::unordered_set<std::string> words_;
+  std::unordered_set<std::string, weight_internal::StringHash, std::equal_to<>> words_;
 };
 
 // A dictionary, an IDF table and stop words, joined for fast lookups (the IDF of each dictionary word

@@ -23,7 +23,8 @@ bool ParseIdf(std::string_view field, double* value) {
   return end == copy.c_str() + copy.size() && errno != ERANGE;
 }
 
-double Median(const std::unordered_map<std::string, double>& idf) {
+template <typename Map>
+double Median(const Map& idf) {
   if (idf.empty()) return 0;
   std::vector<double> values;
   values.reserve(idf.size());
@@ -90,7 +91,7 @@ std::shared_ptr<const IdfTable> IdfTable::FromEntries(std::vector<std::pair<std:
 }
 
 std::optional<double> IdfTable::Find(std::string_view word) const {
-  auto it = idf_.find(std::string(word));
+  auto it = idf_.find(word);
   if (it == idf_.end()) return std::nullopt;
   return it->second;
 }

@@ -80,6 +80,7 @@ std::vector<Keyword> KeywordCounter::Finish(size_t top) {
   struct Candidate {
     const Entry* entry;
     double weight;
+    size_t order;
   };
   std::vector<Candidate> kept;
   kept.reserve(entries_.size());
@@ -92,7 +93,7 @@ std::vector<Keyword> KeywordCounter::Finish(size_t top) {
       if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
     }
     if (stop.Contains(lower)) continue;
-    kept.push_back({&entry, 0});
+    kept.push_back({&entry, 0, kept.size()});
     total += entry.count;
   }
   for (Candidate& c : kept) {
@@ -100,9 +101,15 @@ std::vector<Keyword> KeywordCounter::Finish(size_t top) {
     c.weight = c.entry->count * (model_.IdfOf(c.entry->word, c.entry->node) / total);
   }
   // sorted(..., reverse=True) is stable: equal weights keep the order of first occurrence.
-  std::stable_sort(kept.begin(), kept.end(),
-                   [](const Candidate& a, const Candidate& b) { return a.weight > b.weight; });
-  if (top != 0 && kept.size() > top) kept.resize(top);
+  const auto order = [](const Candidate& a, const Candidate& b) {
+    return a.weight != b.weight ? a.weight > b.weight : a.order < b.order;
+  };
+  if (top != 0 && kept.size() > top) {
+    std::partial_sort(kept.begin(), kept.begin() + static_cast<std::ptrdiff_t>(top), kept.end(), order);
+    kept.resize(top);
+  } else {
+    std::sort(kept.begin(), kept.end(), order);
+  }
   std::vector<Keyword> keywords;
   keywords.reserve(kept.size());
   for (const Candidate& c : kept) keywords.push_back({c.entry->word, c.weight});
