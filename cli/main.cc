@@ -19,6 +19,9 @@ int main(int argc, char** argv) {
   neardup::cli::AddCompareCommand(&app, &exit_code);
   neardup::cli::AddDedupCommand(&app, &exit_code);
   neardup::cli::AddVersionCommand(&app, &exit_code);
+  neardup::cli::AddSegmentCommand(&app, &exit_code);
+  neardup::cli::AddKeywordsCommand(&app, &exit_code);
+  neardup::cli::AddIdfCommand(&app, &exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -1,5 +1,6 @@
 // The option sets that get fingerprint known-answer vectors, shared by the generator and the test.
-// A spec is "mode[:unit:n][:raw]"; "raw" turns normalisation off.
+// A spec is "mode[:unit:n][:raw]" or "keywords[:kN]"; "raw" turns normalisation off, kN fixes the
+// keyword count (automatic otherwise).
 #ifndef NEARDUP_TESTS_KAT_MODES_H_
 #define NEARDUP_TESTS_KAT_MODES_H_
 
@@ -14,7 +15,7 @@ inline const std::vector<std::string>& KnownAnswerModes() {
   static const std::vector<std::string> modes = {
       "terms",           "terms:raw",        "shingles:word:1", "shingles:word:2",
       "shingles:word:3", "shingles:word:5",  "shingles:char:3", "shingles:char:5",
-      "shingles:word:3:raw",
+      "shingles:word:3:raw", "keywords",         "keywords:k20",
   };
   return modes;
 }
@@ -31,6 +32,10 @@ inline Result<FingerprintOptions> ParseModeSpec(const std::string& spec) {
   FingerprintOptions options;
   if (!parts.empty() && parts.back() == "raw") {
     options.normalize = false;
+    parts.pop_back();
+  }
+  if (parts.size() == 2 && parts[1].size() > 1 && parts[1][0] == 'k') {  // keywords:kN: N keywords
+    options.keyword_count = std::stoi(parts[1].substr(1));
     parts.pop_back();
   }
   auto mode = ParseFeatureMode(parts[0]);

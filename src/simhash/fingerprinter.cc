@@ -1,4 +1,5 @@
-// The fingerprint pipeline: StreamNormalizer -> tokeniser -> FeatureGenerator -> FeatureSink.
+// The fingerprint pipeline: StreamNormalizer -> tokeniser -> FeatureGenerator -> FeatureSink, or for
+// kKeywords StreamNormalizer -> KeywordExtractor -> FeatureSink.
 #include <algorithm>
 #include <unordered_set>
 
@@ -24,12 +25,17 @@ class BuilderImpl final : public FingerprintBuilder {
       : options_(options),
         normalizer_(options.normalize, options.invalid_utf8),
         generator_(options),
-        sink_(record) {}
+        sink_(record) {
+    if (options.mode == FeatureMode::kKeywords) {
+      keywords_ = std::make_unique<KeywordExtractor>(options.keyword_model);
+    }
+  }
 
   void Reset() override {
     normalizer_.Reset();
     normalized_.clear();
     generator_.Reset();
+    if (keywords_) keywords_->Reset();
     sink_.Reset();
     bytes_ = 0;
     failed_ = false;
@@ -45,11 +51,11 @@ class BuilderImpl final : public FingerprintBuilder {
     }
     for (size_t start = 0; start < piece.size(); start += kSlice) {
       Status status = normalizer_.Update(piece.substr(start, kSlice), &normalized_);
+      if (status.ok()) status = Tokenize(/*final=*/false);
       if (!status.ok()) {
         failed_ = true;
         return status;
       }
-      Tokenize(/*final=*/false);
     }
     return Status::OK();
   }
@@ -57,12 +63,21 @@ class BuilderImpl final : public FingerprintBuilder {
   Result<FingerprintResult> Finish() override {
     if (failed_) return Status::FailedPrecondition("the document failed earlier; call Reset()");
     Status status = normalizer_.Finish(&normalized_);
+    if (status.ok()) status = Tokenize(/*final=*/true);
     if (!status.ok()) {
       failed_ = true;
       return status;
     }
-    Tokenize(/*final=*/true);
-    generator_.Finish(&sink_);
+    if (keywords_) {
+      auto keywords = keywords_->Finish(KeywordCountFor(options_, bytes_));
+      if (!keywords.ok()) {
+        failed_ = true;
+        return keywords.status();
+      }
+      for (const Keyword& keyword : *keywords) sink_.Add(keyword.word, keyword.weight);
+    } else {
+      generator_.Finish(&sink_);
+    }
     FingerprintResult result;
     result.simhash = sink_.Finish(&result.feature_count);
     result.empty = result.feature_count == 0;
@@ -74,16 +89,23 @@ class BuilderImpl final : public FingerprintBuilder {
   std::vector<WeightedFeature> Features(size_t limit) const override { return sink_.Top(limit); }
 
  private:
-  void Tokenize(bool final) {
+  Status Tokenize(bool final) {
+    if (keywords_) {
+      Status status = keywords_->Add(normalized_);
+      normalized_.clear();
+      return status;
+    }
     const size_t used = text_internal::TokenizeSome(
         normalized_, final, [this](const Token& token) { generator_.AddToken(token, &sink_); });
     normalized_.erase(0, used);
+    return generator_.status();
   }
 
   const FingerprintOptions options_;
   text_internal::StreamNormalizer normalizer_;
   std::string normalized_;  // normalised text not yet tokenised (at most a partial token)
   FeatureGenerator generator_;
+  std::unique_ptr<KeywordExtractor> keywords_;  // kKeywords only
   FeatureSink sink_;
   uint64_t bytes_ = 0;
   bool failed_ = false;
@@ -114,8 +136,14 @@ class FingerprinterImpl final : public Fingerprinter {
 Result<FeatureMode> ParseFeatureMode(std::string_view name) {
   if (name == "terms") return FeatureMode::kTerms;
   if (name == "shingles") return FeatureMode::kShingles;
+  if (name == "keywords") return FeatureMode::kKeywords;
   return Status::InvalidArgument("unknown feature mode '" + std::string(name) +
-                                 "' (expected terms or shingles)");
+                                 "' (expected terms, shingles or keywords)");
+}
+
+size_t KeywordCountFor(const FingerprintOptions& options, uint64_t bytes) {
+  if (options.keyword_count > 0) return static_cast<size_t>(options.keyword_count);
+  return static_cast<size_t>(std::max<uint64_t>(5, std::min<uint64_t>(200, bytes / 120)));
 }
 
 Result<ShingleUnit> ParseShingleUnit(std::string_view name) {
@@ -126,7 +154,12 @@ Result<ShingleUnit> ParseShingleUnit(std::string_view name) {
 }
 
 std::string_view FeatureModeName(FeatureMode mode) {
-  return mode == FeatureMode::kTerms ? "terms" : "shingles";
+  switch (mode) {
+    case FeatureMode::kTerms: return "terms";
+    case FeatureMode::kShingles: return "shingles";
+    case FeatureMode::kKeywords: return "keywords";
+  }
+  return "unknown";
 }
 
 std::string_view ShingleUnitName(ShingleUnit unit) {
@@ -134,7 +167,8 @@ std::string_view ShingleUnitName(ShingleUnit unit) {
 }
 
 Result<std::unique_ptr<Fingerprinter>> Fingerprinter::Create(const FingerprintOptions& options) {
-  if (options.mode != FeatureMode::kTerms && options.mode != FeatureMode::kShingles) {
+  if (options.mode != FeatureMode::kTerms && options.mode != FeatureMode::kShingles &&
+      options.mode != FeatureMode::kKeywords) {
     return Status::InvalidArgument("unknown feature mode " +
                                    std::to_string(static_cast<int>(options.mode)));
   }
@@ -142,7 +176,17 @@ Result<std::unique_ptr<Fingerprinter>> Fingerprinter::Create(const FingerprintOp
     return Status::InvalidArgument("shingle size must be between 1 and 64, got " +
                                    std::to_string(options.shingle_size));
   }
-  return std::unique_ptr<Fingerprinter>(std::make_unique<FingerprinterImpl>(options));
+  if (options.keyword_count < 0 || options.keyword_count > 100000) {
+    return Status::InvalidArgument("keyword count must be between 0 (automatic) and 100000, got " +
+                                   std::to_string(options.keyword_count));
+  }
+  FingerprintOptions resolved = options;
+  if (resolved.mode == FeatureMode::kKeywords && resolved.keyword_model == nullptr) {
+    auto model = KeywordModel::Default();
+    if (!model.ok()) return model.status().WithContext("keywords mode");
+    resolved.keyword_model = *model;
+  }
+  return std::unique_ptr<Fingerprinter>(std::make_unique<FingerprinterImpl>(resolved));
 }
 
 uint64_t FoldFeatureHashes(const uint64_t* hashes, const double* weights, size_t count) {
