@@ -2,7 +2,8 @@
 // of SOURCE), each drawn at random and, for a share of them, edited (words deleted, swapped or
 // replaced) so that the corpus holds realistic near-duplicates. Deterministic for a seed.
 //
-// Usage: dedup_corpus SOURCE N [SEED] > corpus.txt
+// Usage: dedup_corpus SOURCE N [SEED] [chars] > corpus.txt
+// With "chars" the units edited are characters (for Chinese, which has no spaces), not words.
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -16,18 +17,28 @@ int main(int argc, char** argv) {
     return 2;
   }
   std::ifstream in(argv[1]);
+  const bool chars = argc > 4 && std::string(argv[4]) == "chars";
+  const std::string separator = chars ? "" : " ";
   std::vector<std::vector<std::string>> paragraphs;
   std::string line;
   while (std::getline(in, line)) {
     std::vector<std::string> words;
     size_t start = 0;
     while (start < line.size()) {
-      size_t space = line.find(' ', start);
-      if (space == std::string::npos) space = line.size();
-      if (space > start) words.push_back(line.substr(start, space - start));
-      start = space + 1;
+      size_t end;
+      if (chars) {  // one UTF-8 character
+        const auto lead = static_cast<unsigned char>(line[start]);
+        end = start + (lead < 0x80 ? 1 : lead < 0xE0 ? 2 : lead < 0xF0 ? 3 : 4);
+        words.push_back(line.substr(start, end - start));
+        start = end;
+        continue;
+      }
+      end = line.find(' ', start);
+      if (end == std::string::npos) end = line.size();
+      if (end > start) words.push_back(line.substr(start, end - start));
+      start = end + 1;
     }
-    if (words.size() >= 8) paragraphs.push_back(std::move(words));
+    if (words.size() >= (chars ? 40u : 8u)) paragraphs.push_back(std::move(words));
   }
   if (paragraphs.empty()) {
     std::fprintf(stderr, "dedup_corpus: no paragraphs of 8+ words in %s\n", argv[1]);
@@ -47,13 +58,13 @@ int main(int argc, char** argv) {
         switch (rng() % 3) {
           case 0: words.erase(words.begin() + static_cast<std::ptrdiff_t>(at)); break;
           case 1: std::swap(words[at], words[rng() % words.size()]); break;
-          default: words[at] = "edit" + std::to_string(rng() % 1000); break;
+          default: words[at] = chars ? "改" : "edit" + std::to_string(rng() % 1000); break;
         }
         if (words.empty()) words.push_back("empty");
       }
     }
     for (size_t w = 0; w < words.size(); ++w) {
-      if (w) out.push_back(' ');
+      if (w) out.append(separator);
       out.append(words[w]);
     }
     out.push_back('\n');
