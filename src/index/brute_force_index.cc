@@ -55,9 +55,12 @@ class BruteForceIndex final : public Index {
     if (k < 0) return Status::InvalidArgument("k must not be negative");
     std::shared_lock lock(mutex_);
     return index_internal::RunBatch(
-        fingerprints, threads,
-        [&](uint64_t query, std::vector<Match>* out, QueryStats* stats) {
-          QueryLocked(query, k, out, stats);
+        fingerprints, threads, 1,
+        [&](std::span<const uint64_t> group, std::vector<Match>* out, std::vector<size_t>* counts,
+            QueryStats* stats) {
+          const size_t before = out->size();
+          QueryLocked(group[0], k, out, stats);
+          counts->push_back(out->size() - before);
         });
   }
 

@@ -81,6 +81,10 @@ Layout::Layout(const TableDesign& design) : design_(design) {
         table.key_bits += blocks_[j].bits;
       }
     }
+    table.all_parts = table.parts;
+    for (size_t j = 0; j < blocks_.size(); ++j) {
+      if (!(set & (uint32_t{1} << j))) table.all_parts.push_back(blocks_[j]);
+    }
     min_key_bits_ = std::min(min_key_bits_, table.key_bits);
     tables_.push_back(std::move(table));
   }

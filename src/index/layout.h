@@ -12,6 +12,7 @@
 namespace neardup::index_internal {
 
 inline constexpr int kMaxBlocks = 8;
+inline constexpr int kMaxTables = 70;  // C(8, 4), the most any design has
 
 class Layout {
  public:
@@ -33,9 +34,23 @@ class Layout {
     return key;
   }
 
-  // The leading prefix_bits of the key (prefix_bits <= key_bits(table)).
-  uint64_t Prefix(int table, uint64_t code, int prefix_bits) const {
-    return Key(table, code) >> (tables_[table].key_bits - prefix_bits);
+  // The fingerprint with its bits rearranged for `table`: the key blocks first, then the other blocks,
+  // each in its original order. Distances are unchanged by the rearrangement.
+  uint64_t Permute(int table, uint64_t code) const {
+    uint64_t permuted = 0;
+    for (const Part& part : tables_[table].all_parts) {
+      permuted = (permuted << part.bits) | ((code >> part.shift) & part.mask);
+    }
+    return permuted;
+  }
+
+  // The leading prefix_bits of a permuted code (the bucket) and the 32 bits after them (the fragment
+  // a table stores). prefix_bits <= 32.
+  static uint64_t PrefixOf(uint64_t permuted, int prefix_bits) {
+    return prefix_bits == 0 ? 0 : permuted >> (64 - prefix_bits);
+  }
+  static uint32_t FragmentOf(uint64_t permuted, int prefix_bits) {
+    return static_cast<uint32_t>((permuted << prefix_bits) >> 32);
   }
 
   // Bit j set iff block j of difference (a XOR b) is zero.
@@ -62,7 +77,8 @@ class Layout {
     uint64_t mask = 0;
   };
   struct Table {
-    std::vector<Part> parts;
+    std::vector<Part> parts;      // the key blocks
+    std::vector<Part> all_parts;  // the key blocks, then the others
     int key_bits = 0;
     uint32_t block_set = 0;
   };

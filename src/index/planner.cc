@@ -2,8 +2,8 @@
 //
 // Model (one core, uniform fingerprints): each table costs one probe (a directory entry and the start
 // of a range: cache misses on a large index) plus a scan of the range, n / 2^prefix_bits fingerprints
-// verified with SIMD popcounts. Memory per fingerprint: per table 8 bytes of code and 4 of row, plus the
-// directories, 8 bytes of id, about 5 of id map. The constants were measured with bench/index_bench on
+// verified with SIMD popcounts of 32-bit fragments. Memory per fingerprint: per table 4 bytes of
+// fragment and 4 of row, plus the directories; 8 bytes of code, 8 of id, about 5 of id map. The constants were measured with bench/index_bench on
 // a 2-core x86-64 (AVX-512) machine; see bench/README.md.
 #include <algorithm>
 #include <cmath>
@@ -18,9 +18,8 @@ namespace {
 
 constexpr double kProbeNs = 45.0;           // one table probe on an index much larger than the cache
 constexpr double kCachedProbeNs = 12.0;     // the same when the tables fit in the last-level cache
-constexpr double kCandidateNs = 0.45;       // one fingerprint verified (streamed, SIMD)
+constexpr double kCandidateNs = 0.25;       // one fragment verified (streamed, SIMD)
 constexpr double kCacheBytes = 32.0 * (1 << 20);
-constexpr int kMaxTables = 70;
 
 struct Estimate {
   TableDesign design;
@@ -39,7 +38,7 @@ Estimate EstimateDesign(const TableDesign& design, uint64_t n) {
   const double per_range = static_cast<double>(n) / std::ldexp(1.0, e.prefix_bits);
   e.candidates = tables * per_range;
   const double directory_bytes = tables * 4.0 * std::ldexp(1.0, e.prefix_bits);
-  e.bytes_per_fingerprint = tables * 12.0 + 8.0 + 5.0 + directory_bytes / static_cast<double>(n);
+  e.bytes_per_fingerprint = tables * 8.0 + 16.0 + 5.0 + directory_bytes / static_cast<double>(n);
   const double total_bytes = e.bytes_per_fingerprint * static_cast<double>(n);
   const double probe = total_bytes < kCacheBytes ? kCachedProbeNs : kProbeNs;
   e.cost_ns = tables * probe + e.candidates * kCandidateNs;
@@ -65,7 +64,7 @@ Result<Plan> PlanDesign(uint64_t n, int max_k, uint64_t memory_budget_bytes) {
   for (int blocks = std::max(2, max_k + 1); blocks <= index_internal::kMaxBlocks; ++blocks) {
     for (int key_blocks = 1; key_blocks <= blocks - max_k && key_blocks < blocks; ++key_blocks) {
       const TableDesign design = TableDesign::Even(blocks, key_blocks);
-      if (!design.Validate().ok() || design.tables() > kMaxTables) continue;
+      if (!design.Validate().ok() || design.tables() > index_internal::kMaxTables) continue;
       estimates.push_back(EstimateDesign(design, n));
     }
   }
