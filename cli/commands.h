@@ -10,6 +10,8 @@ namespace neardup::cli {
 void AddHashCommand(CLI::App* app, int* exit_code);
 void AddCompareCommand(CLI::App* app, int* exit_code);
 void AddVersionCommand(CLI::App* app, int* exit_code);
+void AddIndexCommand(CLI::App* app, int* exit_code);
+void AddPlanCommand(CLI::App* app, int* exit_code);
 
 }  // namespace neardup::cli
 

@@ -16,6 +16,8 @@ int main(int argc, char** argv) {
   neardup::cli::AddHashCommand(&app, &exit_code);
   neardup::cli::AddCompareCommand(&app, &exit_code);
   neardup::cli::AddVersionCommand(&app, &exit_code);
+  neardup::cli::AddIndexCommand(&app, &exit_code);
+  neardup::cli::AddPlanCommand(&app, &exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
