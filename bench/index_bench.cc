@@ -8,13 +8,17 @@
 //   IndexQuerySingle/N  Query() one at a time on one thread; p50_ns / p99_ns counters
 //   IndexInsert/N       Insert() of 200k new fingerprints into the built index (merges included)
 //   AllPairs/N          FindAllPairs at k=3 over N codes with 5% planted near-duplicate pairs, 2 threads
-// Data: splitmix64 streams, fixed seeds, so FAISS (bench/faiss_index.py) sees the same codes.
+// Data: splitmix64 streams with fixed seeds. With NEARDUP_BENCH_DUMP_DIR set, the codes and queries
+// are also written there (codes_N.u64, queries_N.u64, join_N.u64: little-endian uint64) for
+// bench/faiss_index.py, so FAISS answers the same queries over the same codes.
 #include <benchmark/benchmark.h>
 #include <sys/resource.h>
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
+#include <string>
 #include <map>
 #include <memory>
 #include <vector>
@@ -35,6 +39,16 @@ uint64_t SplitMix(uint64_t* state) {
   return z ^ (z >> 31);
 }
 
+void Dump(const std::string& name, size_t n, const std::vector<uint64_t>& values) {
+  const char* dir = std::getenv("NEARDUP_BENCH_DUMP_DIR");
+  if (dir == nullptr) return;
+  const std::string path = std::string(dir) + "/" + name + "_" + std::to_string(n) + ".u64";
+  if (FILE* f = std::fopen(path.c_str(), "wb")) {
+    std::fwrite(values.data(), sizeof(uint64_t), values.size(), f);
+    std::fclose(f);
+  }
+}
+
 // The database: N uniform codes (seed 1).
 const std::vector<uint64_t>& Codes(size_t n) {
   static std::map<size_t, std::vector<uint64_t>> cache;
@@ -43,6 +57,7 @@ const std::vector<uint64_t>& Codes(size_t n) {
     uint64_t state = 1;
     codes.resize(n);
     for (auto& c : codes) c = SplitMix(&state);
+    Dump("codes", n, codes);
   }
   return codes;
 }
@@ -67,6 +82,7 @@ const std::vector<uint64_t>& Queries(size_t n) {
       const uint64_t r = SplitMix(&state);
       queries[q] = q % 2 == 0 ? Plant(codes[r % n], &state) : r;
     }
+    Dump("queries", n, queries);
   }
   return queries;
 }
@@ -78,6 +94,7 @@ std::vector<uint64_t> JoinCodes(size_t n) {
   for (size_t i = 0; i < n; ++i) {
     codes[i] = (i % 20 == 19) ? Plant(codes[i - 1], &state) : SplitMix(&state);
   }
+  Dump("join", n, codes);
   return codes;
 }
 
