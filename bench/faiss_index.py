@@ -3,6 +3,7 @@
 benchmark. Prints one JSON object per case (qps, bytes per code, build seconds, total matches).
 
 Usage: faiss_index.py DUMP_DIR N [THREADS]
+       faiss_index.py --corpus FILE [THREADS]   (every fingerprint of FILE queried against all)
 Cases: IndexBinaryMultiHash(64, 2, 32) with nflip=1 and IndexBinaryMultiHash(64, 4, 16) with nflip=0,
 both exact for k <= 3; range_search with radius 4 (FAISS reports distances < radius), i.e. k = 3.
 """
@@ -41,10 +42,14 @@ def run_case(name, make_index, codes, queries, threads):
 
 
 def main():
-    directory, n = sys.argv[1], int(sys.argv[2])
     threads = int(sys.argv[3]) if len(sys.argv) > 3 else 2
-    codes = np.fromfile(f"{directory}/codes_{n}.u64", dtype="<u8").view(np.uint8).reshape(-1, 8)
-    queries = np.fromfile(f"{directory}/queries_{n}.u64", dtype="<u8").view(np.uint8).reshape(-1, 8)
+    if sys.argv[1] == "--corpus":
+        codes = np.fromfile(sys.argv[2], dtype="<u8").view(np.uint8).reshape(-1, 8)
+        queries = codes
+    else:
+        directory, n = sys.argv[1], int(sys.argv[2])
+        codes = np.fromfile(f"{directory}/codes_{n}.u64", dtype="<u8").view(np.uint8).reshape(-1, 8)
+        queries = np.fromfile(f"{directory}/queries_{n}.u64", dtype="<u8").view(np.uint8).reshape(-1, 8)
 
     def multihash_2_32():
         index = faiss.IndexBinaryMultiHash(64, 2, 32)
@@ -57,8 +62,9 @@ def main():
         return index
 
     # The slower setup answers a prefix of the queries, so the run stays within minutes.
-    print(json.dumps(run_case("MultiHash(64,2,32) nflip=1", multihash_2_32, codes, queries[:200000], threads)), flush=True)
-    print(json.dumps(run_case("MultiHash(64,4,16)", multihash_4_16, codes, queries[:20000], threads)), flush=True)
+    label = " corpus" if sys.argv[1] == "--corpus" else ""
+    print(json.dumps(run_case("MultiHash(64,2,32) nflip=1" + label, multihash_2_32, codes, queries[:200000], threads)), flush=True)
+    print(json.dumps(run_case("MultiHash(64,4,16)" + label, multihash_4_16, codes, queries[:20000], threads)), flush=True)
 
 
 if __name__ == "__main__":

@@ -8,6 +8,8 @@
 //   IndexQuerySingle/N  Query() one at a time on one thread; p50_ns / p99_ns counters
 //   IndexInsert/N       Insert() of 200k new fingerprints into the built index (merges included)
 //   AllPairs/N          FindAllPairs at k=3 over N codes with 5% planted near-duplicate pairs, 2 threads
+//   Corpus*             with NEARDUP_BENCH_CORPUS=FILE (uint64 fingerprints of a real corpus, see
+//                       bench/run_index_bench.sh): build, every fingerprint queried at k=3, all-pairs
 // Data: splitmix64 streams with fixed seeds. With NEARDUP_BENCH_DUMP_DIR set, the codes and queries
 // are also written there (codes_N.u64, queries_N.u64, join_N.u64: little-endian uint64) for
 // bench/faiss_index.py, so FAISS answers the same queries over the same codes.
@@ -224,6 +226,46 @@ void AllPairs(benchmark::State& state) {
   state.counters["peak_rss_mb"] = static_cast<double>(usage.ru_maxrss) / 1024.0;
 }
 
+const std::vector<uint64_t>& CorpusCodes() {
+  static std::vector<uint64_t> codes;
+  if (codes.empty()) {
+    if (FILE* f = std::fopen(std::getenv("NEARDUP_BENCH_CORPUS"), "rb")) {
+      uint64_t code;
+      while (std::fread(&code, sizeof(code), 1, f) == 1) codes.push_back(code);
+      std::fclose(f);
+    }
+  }
+  return codes;
+}
+
+void CorpusQueryBatch(benchmark::State& state) {
+  const auto& codes = CorpusCodes();
+  IndexOptions options = BenchOptions(codes.size());
+  auto index = BuildPermutedTableIndex(Iota(codes.size()), codes, options);
+  if (!index.ok()) return state.SkipWithError(index.status().ToString().c_str());
+  QueryStats work;
+  for (auto _ : state) {
+    auto result = (*index)->QueryBatch(codes, kK, 2);
+    work = result->stats;
+  }
+  state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * codes.size()));
+  state.counters["n"] = static_cast<double>(codes.size());
+  state.counters["candidates_per_q"] =
+      static_cast<double>(work.candidates_verified) / static_cast<double>(work.queries);
+  state.counters["matches_per_q"] = static_cast<double>(work.matches) / static_cast<double>(work.queries);
+  state.SetLabel((*index)->Stats().design);
+}
+
+void CorpusAllPairs(benchmark::State& state) {
+  const auto& codes = CorpusCodes();
+  JoinOptions options;
+  options.threads = 2;
+  size_t pairs = 0;
+  for (auto _ : state) pairs = FindAllPairs(codes, kK, options)->size();
+  state.counters["n"] = static_cast<double>(codes.size());
+  state.counters["pairs"] = static_cast<double>(pairs);
+}
+
 void Sizes(benchmark::internal::Benchmark* b) {
   b->Arg(1'000'000)->Arg(10'000'000);
   if (std::getenv("NEARDUP_BENCH_100M") != nullptr) b->Arg(100'000'000);
@@ -236,6 +278,16 @@ BENCHMARK(IndexQueryOneThread)->Arg(1'000'000)->Arg(10'000'000)->Iterations(3)->
 BENCHMARK(IndexQuerySingle)->Apply(Sizes)->Unit(benchmark::kNanosecond);
 BENCHMARK(IndexInsert)->Apply(Sizes)->Iterations(1);
 BENCHMARK(AllPairs)->Apply(Sizes)->Iterations(3);
+
+int RegisterCorpus() {
+  if (std::getenv("NEARDUP_BENCH_CORPUS") == nullptr) return 0;
+  benchmark::RegisterBenchmark("CorpusQueryBatch", CorpusQueryBatch)
+      ->Iterations(3)->Unit(benchmark::kMillisecond)->UseRealTime();
+  benchmark::RegisterBenchmark("CorpusAllPairs", CorpusAllPairs)
+      ->Iterations(3)->Unit(benchmark::kMillisecond)->UseRealTime();
+  return 0;
+}
+const int kCorpusRegistered = RegisterCorpus();
 
 }  // namespace
 }  // namespace neardup

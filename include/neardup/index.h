@@ -136,8 +136,8 @@ struct IndexOptions {
   // Bits of each table's bucket directory; 0: chosen from the size (about 4..16 entries per bucket).
   // More bits: shorter ranges per query, 4 bytes * 2^bits per table.
   int prefix_bits = 0;
-  // Inserts kept in the write buffer (scanned by brute force) before it is merged into the sorted
-  // tables. 0: max(4096, size / 64). Larger: cheaper inserts, slower queries.
+  // Inserts kept in the write buffer (scanned by brute force) before a background merge moves them
+  // into the sorted tables. 0: 2048. Larger: cheaper inserts, slower queries while they wait.
   size_t merge_threshold = 0;
   // Merge on a background thread (queries and inserts continue meanwhile). false: merge inside the
   // Insert that fills the buffer.
