@@ -274,7 +274,13 @@ void Sizes(benchmark::internal::Benchmark* b) {
 
 BENCHMARK(IndexBuild)->Apply(Sizes)->Iterations(3);
 BENCHMARK(IndexQueryBatch)->Apply(Sizes)->Iterations(3);
-BENCHMARK(IndexQueryOneThread)->Arg(1'000'000)->Arg(10'000'000)->Iterations(3)->Unit(benchmark::kMillisecond);
+void OneThreadSizes(benchmark::internal::Benchmark* b) {
+  b->Arg(1'000'000)->Arg(10'000'000);
+  if (std::getenv("NEARDUP_BENCH_100M") != nullptr) b->Arg(100'000'000);
+  b->Iterations(3)->Unit(benchmark::kMillisecond);
+}
+
+BENCHMARK(IndexQueryOneThread)->Apply(OneThreadSizes);
 BENCHMARK(IndexQuerySingle)->Apply(Sizes)->Unit(benchmark::kNanosecond);
 BENCHMARK(IndexInsert)->Apply(Sizes)->Iterations(1);
 BENCHMARK(AllPairs)->Apply(Sizes)->Iterations(3);
