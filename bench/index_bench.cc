@@ -1,5 +1,5 @@
-// Benchmarks of the exact Hamming index and the all-pairs join (bench/run_index_bench.sh runs them next
-// to FAISS and prints ratios).
+// Benchmarks of the exact Hamming index and the all-pairs join (bench/run_index_bench.sh runs them
+// next to FAISS and prints ratios).
 //
 // Cases (N = 1M and 10M; 100M too when NEARDUP_BENCH_100M=1):
 //   IndexBuild/N        bulk build of N uniform codes (ids 0..N-1), 2 threads; bytes_per_fp counter
@@ -7,9 +7,11 @@
 //   IndexQueryOneThread/N  the same on one thread, timed in CPU time (steadier on a busy machine)
 //   IndexQuerySingle/N  Query() one at a time on one thread; p50_ns / p99_ns counters
 //   IndexInsert/N       Insert() of 200k new fingerprints into the built index (merges included)
-//   AllPairs/N          FindAllPairs at k=3 over N codes with 5% planted near-duplicate pairs, 2 threads
-//   Corpus*             with NEARDUP_BENCH_CORPUS=FILE (uint64 fingerprints of a real corpus, see
-//                       bench/run_index_bench.sh): build, every fingerprint queried at k=3, all-pairs
+//   AllPairs/N          FindAllPairs at k=3 over N codes with 5% planted near-duplicate pairs, 2
+//   threads Corpus*             with NEARDUP_BENCH_CORPUS=FILE (uint64 fingerprints of a real
+//   corpus, see
+//                       bench/run_index_bench.sh): build, every fingerprint queried at k=3,
+//                       all-pairs
 // Data: splitmix64 streams with fixed seeds. With NEARDUP_BENCH_DUMP_DIR set, the codes and queries
 // are also written there (codes_N.u64, queries_N.u64, join_N.u64: little-endian uint64) for
 // bench/faiss_index.py, so FAISS answers the same queries over the same codes.
@@ -20,9 +22,9 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <string>
 #include <map>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "neardup/index.h"
@@ -109,7 +111,8 @@ std::vector<uint64_t> Iota(size_t n) {
 IndexOptions BenchOptions(size_t n) {
   IndexOptions options;
   options.max_k = kK;
-  // The bar: at most 64 bytes per fingerprint at 10M; no limit at 100M beyond the machine's.
+  // The bar: at most 64 bytes per fingerprint at 10M; no limit at 100M beyond the
+  // machine's.
   options.memory_budget_bytes = n <= 10'000'000 ? 64 * n : uint64_t{20} << 30;
   options.build_threads = 2;
   return options;
@@ -156,7 +159,8 @@ void QueryBatchOn(benchmark::State& state, int threads) {
   state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * queries.size()));
   state.counters["candidates_per_q"] =
       static_cast<double>(work.candidates_verified) / static_cast<double>(work.queries);
-  state.counters["matches_per_q"] = static_cast<double>(work.matches) / static_cast<double>(work.queries);
+  state.counters["matches_per_q"] =
+      static_cast<double>(work.matches) / static_cast<double>(work.queries);
 }
 
 void IndexQueryBatch(benchmark::State& state) { QueryBatchOn(state, 2); }
@@ -252,7 +256,8 @@ void CorpusQueryBatch(benchmark::State& state) {
   state.counters["n"] = static_cast<double>(codes.size());
   state.counters["candidates_per_q"] =
       static_cast<double>(work.candidates_verified) / static_cast<double>(work.queries);
-  state.counters["matches_per_q"] = static_cast<double>(work.matches) / static_cast<double>(work.queries);
+  state.counters["matches_per_q"] =
+      static_cast<double>(work.matches) / static_cast<double>(work.queries);
   state.SetLabel((*index)->Stats().design);
 }
 
@@ -288,9 +293,13 @@ BENCHMARK(AllPairs)->Apply(Sizes)->Iterations(3);
 int RegisterCorpus() {
   if (std::getenv("NEARDUP_BENCH_CORPUS") == nullptr) return 0;
   benchmark::RegisterBenchmark("CorpusQueryBatch", CorpusQueryBatch)
-      ->Iterations(3)->Unit(benchmark::kMillisecond)->UseRealTime();
+      ->Iterations(3)
+      ->Unit(benchmark::kMillisecond)
+      ->UseRealTime();
   benchmark::RegisterBenchmark("CorpusAllPairs", CorpusAllPairs)
-      ->Iterations(3)->Unit(benchmark::kMillisecond)->UseRealTime();
+      ->Iterations(3)
+      ->Unit(benchmark::kMillisecond)
+      ->UseRealTime();
   return 0;
 }
 const int kCorpusRegistered = RegisterCorpus();

@@ -50,9 +50,10 @@ Result<uint64_t> ParseId(std::string_view text) {
   uint64_t value = 0;
   const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value, 10);
   if (text.empty() || error != std::errc() || end != text.data() + text.size()) {
-    return Status::InvalidArgument("id '" + std::string(text.substr(0, 40)) +
-                                   "' is not an unsigned 64-bit integer (an index stores numeric ids; "
-                                   "`neardup hash` numbers lines when the input has no ids)");
+    return Status::InvalidArgument(
+        "id '" + std::string(text.substr(0, 40)) +
+        "' is not an unsigned 64-bit integer (an index stores numeric ids; "
+        "`neardup hash` numbers lines when the input has no ids)");
   }
   return value;
 }
@@ -76,12 +77,14 @@ Status ForEachFingerprint(const FingerprintInput& input,
       const size_t columns = static_cast<size_t>(std::count(line.begin(), line.end(), '\t')) + 1;
       if (columns != 2) {
         return InputError(Status::InvalidArgument("expected 2 tab-separated columns (id, "
-                                                  "fingerprint), found " + std::to_string(columns)),
+                                                  "fingerprint), found " +
+                                                  std::to_string(columns)),
                           path, (*reader)->line_number());
       }
       auto fingerprint = ParseFingerprint(std::string_view(line).substr(tab + 1), input.decimal);
-      Status status = fingerprint.ok() ? on_line(std::string_view(line).substr(0, tab), *fingerprint)
-                                       : fingerprint.status();
+      Status status = fingerprint.ok()
+                          ? on_line(std::string_view(line).substr(0, tab), *fingerprint)
+                          : fingerprint.status();
       if (!status.ok()) return InputError(status, path, (*reader)->line_number());
     }
   }
@@ -191,11 +194,11 @@ int RunInfo(const IndexFlags& flags) {
   auto index = LoadIndex(flags.index_path, load);
   if (!index.ok()) return ReportError("index info", index.status());
   const IndexStats stats = (*index)->Stats();
-  std::printf("design: %s\nfingerprints: %llu\nmemory: %llu bytes (%.1f per fingerprint)\n",
-              stats.design.c_str(), static_cast<unsigned long long>(stats.size),
-              static_cast<unsigned long long>(stats.memory_bytes),
-              stats.size ? static_cast<double>(stats.memory_bytes) / static_cast<double>(stats.size)
-                         : 0.0);
+  std::printf(
+      "design: %s\nfingerprints: %llu\nmemory: %llu bytes (%.1f per fingerprint)\n",
+      stats.design.c_str(), static_cast<unsigned long long>(stats.size),
+      static_cast<unsigned long long>(stats.memory_bytes),
+      stats.size ? static_cast<double>(stats.memory_bytes) / static_cast<double>(stats.size) : 0.0);
   return kExitSuccess;
 }
 
@@ -214,10 +217,12 @@ void AddThreads(CLI::App* command, IndexFlags* flags) {
 
 void AddIndexCommand(CLI::App* app, int* exit_code) {
   auto flags = std::make_shared<IndexFlags>();
-  CLI::App* index = app->add_subcommand("index", "Exact index of 64-bit fingerprints: build, query, pairs, info");
+  CLI::App* index =
+      app->add_subcommand("index", "Exact index of 64-bit fingerprints: build, query, pairs, info");
   index->require_subcommand(1);
   index->footer(
-      "Input lines are id<TAB>fingerprint, fingerprints as 16 hex digits (as `neardup hash` writes\n"
+      "Input lines are id<TAB>fingerprint, fingerprints as 16 hex digits (as `neardup hash` "
+      "writes\n"
       "them) or unsigned decimal numbers with --decimal. Index ids are unsigned 64-bit integers.\n"
       "Example:\n"
       "  neardup hash docs.txt > docs.tsv && neardup index build docs.tsv -o docs.ndx\n"
@@ -228,7 +233,9 @@ void AddIndexCommand(CLI::App* app, int* exit_code) {
   AddFingerprintInput(build, &flags->input);
   build->add_option("-o,--output", flags->index_path, "Index file to write")->required();
   AddK(build, flags.get(), "the planner designs for it; default 3");
-  build->add_option("--memory", flags->memory, "Memory budget for the planner, e.g. 8G (default: none)")
+  build
+      ->add_option("--memory", flags->memory,
+                   "Memory budget for the planner, e.g. 8G (default: none)")
       ->transform(SizeValidator());
   build->add_option("--blocks", flags->blocks, "Explicit design: block sizes, e.g. 13,13,13,13,12")
       ->delimiter(',');
@@ -237,7 +244,8 @@ void AddIndexCommand(CLI::App* app, int* exit_code) {
   AddThreads(build, flags.get());
   build->callback([flags, exit_code] { *exit_code = RunBuild(*flags); });
 
-  CLI::App* query = index->add_subcommand("query", "Find every indexed fingerprint within k of each query");
+  CLI::App* query =
+      index->add_subcommand("query", "Find every indexed fingerprint within k of each query");
   query->footer(
       "Output: query_id<TAB>match_id<TAB>distance, matches of a query by distance then id.\n"
       "Example:\n  neardup index query docs.ndx queries.tsv -k 3");
@@ -247,7 +255,8 @@ void AddIndexCommand(CLI::App* app, int* exit_code) {
   AddThreads(query, flags.get());
   query->callback([flags, exit_code] { *exit_code = RunQuery(*flags); });
 
-  CLI::App* pairs = index->add_subcommand("pairs", "Every pair of input fingerprints within k, once");
+  CLI::App* pairs =
+      index->add_subcommand("pairs", "Every pair of input fingerprints within k, once");
   pairs->footer(
       "Output: id_a<TAB>id_b<TAB>distance, id_a from the earlier line; pairs in input order.\n"
       "Example:\n  neardup index pairs docs.tsv -k 3");

@@ -36,15 +36,17 @@ int RunPlan(const PlanFlags& flags) {
   auto plan = PlanDesign(n, flags.k, flags.memory);
   if (!plan.ok()) return ReportError("plan", plan.status());
   std::printf("fingerprints: %llu, k: %d, memory budget: %s\n", static_cast<unsigned long long>(n),
-              flags.k, flags.memory ? HumanBytes(static_cast<double>(flags.memory)).c_str() : "none");
+              flags.k,
+              flags.memory ? HumanBytes(static_cast<double>(flags.memory)).c_str() : "none");
   std::printf("design: %s\n", plan->design.ToString().c_str());
   std::printf("bucket directory: %d bits per table\n", plan->prefix_bits);
   std::printf("expected candidates per query: %.1f\n", plan->candidates_per_query);
   std::printf("bytes per fingerprint: %.1f (total %s)\n", plan->bytes_per_fingerprint,
               HumanBytes(plan->bytes_per_fingerprint * static_cast<double>(n)).c_str());
   std::printf("estimated time per query on one core: %.0f ns\n", plan->cost_per_query_ns);
-  std::printf("why: the fastest exact design (pigeonhole: b blocks, tables keyed on b-k of them) whose "
-              "memory fits; designs considered:\n");
+  std::printf(
+      "why: the fastest exact design (pigeonhole: b blocks, tables keyed on b-k of them) whose "
+      "memory fits; designs considered:\n");
   for (const std::string& line : plan->alternatives) std::printf("  %s\n", line.c_str());
   return kExitSuccess;
 }
@@ -53,9 +55,11 @@ int RunPlan(const PlanFlags& flags) {
 
 void AddPlanCommand(CLI::App* app, int* exit_code) {
   auto flags = std::make_shared<PlanFlags>();
-  CLI::App* command = app->add_subcommand("plan", "Choose an index design for N fingerprints and k");
+  CLI::App* command =
+      app->add_subcommand("plan", "Choose an index design for N fingerprints and k");
   command->footer(
-      "Prints the design the index would use, the expected candidates verified per query, the bytes\n"
+      "Prints the design the index would use, the expected candidates verified per query, the "
+      "bytes\n"
       "per fingerprint, and every exact design considered with why it lost.\n"
       "Example:\n"
       "  neardup plan --n 1e9 --k 3 --memory 64G");

@@ -1,5 +1,5 @@
-// ChunkedArray: an append-only array in fixed-size chunks. Appending never moves existing elements, so
-// a Snapshot taken under a lock can be read without it while later elements are appended.
+// ChunkedArray: an append-only array in fixed-size chunks. Appending never moves existing elements,
+// so a Snapshot taken under a lock can be read without it while later elements are appended.
 //
 // Thread safety: appends and Snapshot need exclusive access; a Snapshot is then read-only and
 // independent of the array (it shares the chunks, which live as long as the array).

@@ -108,12 +108,12 @@ Result<Header> ParseHeader(const FileBytes& file, const std::string& path) {
   Header h;
   h.sections = Get<uint32_t>(p, 48);
   const uint32_t header_size = Get<uint32_t>(p, 12);
-  if (h.sections > 2 + 3 * index_internal::kMaxTables || header_size != kHeaderBytes + h.sections * kSectionEntryBytes ||
-      header_size > file.size()) {
+  if (h.sections > 2 + 3 * index_internal::kMaxTables ||
+      header_size != kHeaderBytes + h.sections * kSectionEntryBytes || header_size > file.size()) {
     return corrupt("header size " + std::to_string(header_size) + " inconsistent (truncated?)");
   }
-  const uint64_t checksum = XXH3_64bits(p, kChecksumOffset) ^
-                            XXH3_64bits(p + kHeaderBytes, header_size - kHeaderBytes);
+  const uint64_t checksum =
+      XXH3_64bits(p, kChecksumOffset) ^ XXH3_64bits(p + kHeaderBytes, header_size - kHeaderBytes);
   if (checksum != Get<uint64_t>(p, kChecksumOffset)) return corrupt("header checksum mismatch");
   const uint32_t blocks = Get<uint32_t>(p, 16);
   if (blocks > index_internal::kMaxBlocks) return corrupt("too many blocks");
@@ -142,7 +142,8 @@ Result<const uint8_t*> SectionData(const FileBytes& file, const std::string& pat
   const std::string name = "section " + std::to_string(s);
   if (Get<uint32_t>(p, at) != kind || Get<uint32_t>(p, at + 4) != table || size != bytes ||
       offset % 64 != 0) {
-    return Status::Corruption(path + ": " + name + " has an unexpected kind, table, size or alignment");
+    return Status::Corruption(path + ": " + name +
+                              " has an unexpected kind, table, size or alignment");
   }
   if (offset > file.size() || size > file.size() - offset) {
     return Status::Corruption(path + ": " + name + " at byte " + std::to_string(offset) +
@@ -155,7 +156,8 @@ Result<const uint8_t*> SectionData(const FileBytes& file, const std::string& pat
   return p + offset;
 }
 
-// The sections must tile the file: in order, 64-byte aligned, zero padding between them, nothing after.
+// The sections must tile the file: in order, 64-byte aligned, zero padding between them, nothing
+// after.
 Status CheckTiling(const FileBytes& file, const std::string& path, uint32_t sections) {
   const uint8_t* p = file.data();
   uint64_t position = kHeaderBytes + uint64_t{sections} * kSectionEntryBytes;
@@ -166,10 +168,12 @@ Status CheckTiling(const FileBytes& file, const std::string& path, uint32_t sect
     if (offset < position || offset - position >= 64 || offset > file.size() ||
         size > file.size() - offset) {
       return Status::Corruption(path + ": section " + std::to_string(s) + " at byte " +
-                                std::to_string(offset) + " is misplaced or runs past the end (truncated?)");
+                                std::to_string(offset) +
+                                " is misplaced or runs past the end (truncated?)");
     }
     for (uint64_t b = position; b < offset; ++b) {
-      if (p[b] != 0) return Status::Corruption(path + ": non-zero padding at byte " + std::to_string(b));
+      if (p[b] != 0)
+        return Status::Corruption(path + ": non-zero padding at byte " + std::to_string(b));
     }
     position = offset + size;
   }
@@ -215,7 +219,8 @@ Result<std::unique_ptr<Index>> LoadIndex(const std::string& path, const LoadOpti
                    {reinterpret_cast<const uint32_t*>(*rows), n}};
     // Queries index codes through the directory: check it always (it is small).
     if (view.directory[0] != 0 || view.directory[directory_size - 1] != n) {
-      return Status::Corruption(path + ": directory of table " + std::to_string(t) + " does not span the table");
+      return Status::Corruption(path + ": directory of table " + std::to_string(t) +
+                                " does not span the table");
     }
     for (uint64_t b = 1; b < directory_size; ++b) {
       if (view.directory[b] < view.directory[b - 1]) {
@@ -225,7 +230,8 @@ Result<std::unique_ptr<Index>> LoadIndex(const std::string& path, const LoadOpti
     }
     if (verify) {
       for (uint32_t row : view.rows) {
-        if (row >= n) return Status::Corruption(path + ": row out of range in table " + std::to_string(t));
+        if (row >= n)
+          return Status::Corruption(path + ": row out of range in table " + std::to_string(t));
       }
     }
     tables.push_back(view);

@@ -1,5 +1,5 @@
-// The bit layout of a table design: where each block sits, which blocks key each table, how to read a
-// table's key from a fingerprint, and which table "owns" a pair (the first whose key both share).
+// The bit layout of a table design: where each block sits, which blocks key each table, how to read
+// a table's key from a fingerprint, and which table "owns" a pair (the first whose key both share).
 #ifndef NEARDUP_INDEX_LAYOUT_H_
 #define NEARDUP_INDEX_LAYOUT_H_
 
@@ -34,8 +34,8 @@ class Layout {
     return key;
   }
 
-  // The fingerprint with its bits rearranged for `table`: the key blocks first, then the other blocks,
-  // each in its original order. Distances are unchanged by the rearrangement.
+  // The fingerprint with its bits rearranged for `table`: the key blocks first, then the other
+  // blocks, each in its original order. Distances are unchanged by the rearrangement.
   uint64_t Permute(int table, uint64_t code) const {
     uint64_t permuted = 0;
     for (const Part& part : tables_[table].all_parts) {
@@ -44,8 +44,8 @@ class Layout {
     return permuted;
   }
 
-  // The leading prefix_bits of a permuted code (the bucket) and the 32 bits after them (the fragment
-  // a table stores). prefix_bits <= 32.
+  // The leading prefix_bits of a permuted code (the bucket) and the 32 bits after them (the
+  // fragment a table stores). prefix_bits <= 32.
   static uint64_t PrefixOf(uint64_t permuted, int prefix_bits) {
     return prefix_bits == 0 ? 0 : permuted >> (64 - prefix_bits);
   }
@@ -57,7 +57,8 @@ class Layout {
   uint32_t AgreeingBlocks(uint64_t difference) const {
     uint32_t agree = 0;
     for (size_t j = 0; j < blocks_.size(); ++j) {
-      agree |= static_cast<uint32_t>(((difference >> blocks_[j].shift) & blocks_[j].mask) == 0) << j;
+      agree |= static_cast<uint32_t>(((difference >> blocks_[j].shift) & blocks_[j].mask) == 0)
+               << j;
     }
     return agree;
   }

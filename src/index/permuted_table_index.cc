@@ -69,8 +69,8 @@ Status PermutedTableIndex::CheckK(int k) const {
   if (k < 0 || k > layout_.design().max_exact_k()) {
     return Status::InvalidArgument("k=" + std::to_string(k) + " is outside 0.." +
                                    std::to_string(layout_.design().max_exact_k()) +
-                                   ", the range this index's design (" + layout_.design().ToString() +
-                                   ") answers exactly");
+                                   ", the range this index's design (" +
+                                   layout_.design().ToString() + ") answers exactly");
   }
   return Status::OK();
 }
@@ -82,10 +82,12 @@ int PermutedTableIndex::PrefixBitsFor(size_t entries) const {
   return DefaultPrefixBits(layout_, entries);
 }
 
-Status PermutedTableIndex::BulkBuild(std::span<const uint64_t> ids, std::span<const uint64_t> codes) {
+Status PermutedTableIndex::BulkBuild(std::span<const uint64_t> ids,
+                                     std::span<const uint64_t> codes) {
   if (ids.size() != codes.size()) {
-    return Status::InvalidArgument("ids and fingerprints differ in length: " +
-                                   std::to_string(ids.size()) + " vs " + std::to_string(codes.size()));
+    return Status::InvalidArgument(
+        "ids and fingerprints differ in length: " + std::to_string(ids.size()) + " vs " +
+        std::to_string(codes.size()));
   }
   if (ids.size() > kMaxRows) return Status::ResourceExhausted("more than 2^32 - 2 fingerprints");
   std::unique_lock lock(mutex_);
@@ -121,8 +123,8 @@ Status PermutedTableIndex::BulkBuild(std::span<const uint64_t> ids, std::span<co
   return Status::OK();
 }
 
-void PermutedTableIndex::Adopt(std::shared_ptr<const Segment> segment, std::span<const uint64_t> ids,
-                               std::span<const uint64_t> codes) {
+void PermutedTableIndex::Adopt(std::shared_ptr<const Segment> segment,
+                               std::span<const uint64_t> ids, std::span<const uint64_t> codes) {
   std::unique_lock lock(mutex_);
   ids_.assign(ids.begin(), ids.end());
   codes_.Assign(codes);
@@ -159,7 +161,8 @@ Status PermutedTableIndex::Remove(uint64_t id) {
   std::unique_lock lock(mutex_);
   EnsureIdMap();
   const std::optional<uint32_t> row = id_map_.Find(ids_, id);
-  if (!row.has_value()) return Status::NotFound("id " + std::to_string(id) + " is not in the index");
+  if (!row.has_value())
+    return Status::NotFound("id " + std::to_string(id) + " is not in the index");
   id_map_.Erase(ids_, id);
   removed_.Add(*row);
   --live_;
@@ -186,8 +189,8 @@ void PermutedTableIndex::MaybeStartMerge(std::unique_lock<std::shared_mutex>& lo
 
 void PermutedTableIndex::MergeLoop(std::unique_lock<std::shared_mutex>& lock) {
   while (ids_.size() - buffer_first_ >= MergeThreshold()) {
-    // Freeze the buffer; merge it with the delta segment, or with everything when the delta would grow
-    // past 1/kDeltaRatio of the main segment.
+    // Freeze the buffer; merge it with the delta segment, or with everything when the delta would
+    // grow past 1/kDeltaRatio of the main segment.
     merging_first_ = buffer_first_;
     const auto end = static_cast<uint32_t>(ids_.size());
     buffer_first_ = end;
@@ -243,9 +246,9 @@ void PermutedTableIndex::ScanRows(uint32_t first, uint32_t end, uint64_t query, 
   uint64_t masks[kPiece / 64];
   for (uint32_t base = first; base < end;) {
     // A piece never crosses a chunk of codes_, so its codes are contiguous.
-    const uint32_t chunk_end = static_cast<uint32_t>(
-        std::min<uint64_t>(end, (uint64_t{base} / ChunkedArray<uint64_t>::kChunk + 1) *
-                                    ChunkedArray<uint64_t>::kChunk));
+    const uint32_t chunk_end = static_cast<uint32_t>(std::min<uint64_t>(
+        end,
+        (uint64_t{base} / ChunkedArray<uint64_t>::kChunk + 1) * ChunkedArray<uint64_t>::kChunk));
     const uint32_t n = std::min(kPiece, chunk_end - base);
     const uint64_t* piece = &codes_.at(base);
     simhash_internal::HammingMasks(piece, n, query, k, masks);
@@ -269,16 +272,17 @@ void PermutedTableIndex::QueryGroupLocked(std::span<const uint64_t> queries, int
   thread_local std::vector<std::pair<uint32_t, Match>> tagged;
   tagged.clear();
   for (const auto& segment : segments_) {
-    segment->QueryGroup(layout_, codes_, queries.data(), queries.size(), k, stats,
-                        [&](uint32_t row) {
-                          __builtin_prefetch(&codes_.at(row));
-                          __builtin_prefetch(ids_.data() + row);
-                        },
-                        [&](size_t q, uint32_t row, int distance) {
-                          if (!removed_.Contains(row)) {
-                            tagged.emplace_back(static_cast<uint32_t>(q), Match{ids_[row], distance});
-                          }
-                        });
+    segment->QueryGroup(
+        layout_, codes_, queries.data(), queries.size(), k, stats,
+        [&](uint32_t row) {
+          __builtin_prefetch(&codes_.at(row));
+          __builtin_prefetch(ids_.data() + row);
+        },
+        [&](size_t q, uint32_t row, int distance) {
+          if (!removed_.Contains(row)) {
+            tagged.emplace_back(static_cast<uint32_t>(q), Match{ids_[row], distance});
+          }
+        });
   }
   if (segments_.size() > 1) {
     std::stable_sort(tagged.begin(), tagged.end(),
@@ -287,7 +291,8 @@ void PermutedTableIndex::QueryGroupLocked(std::span<const uint64_t> queries, int
   size_t next = 0;
   for (size_t q = 0; q < queries.size(); ++q) {
     const size_t before = out->size();
-    for (; next < tagged.size() && tagged[next].first == q; ++next) out->push_back(tagged[next].second);
+    for (; next < tagged.size() && tagged[next].first == q; ++next)
+      out->push_back(tagged[next].second);
     ScanRows(merging_first_, static_cast<uint32_t>(ids_.size()), queries[q], k, out, stats);
     counts->push_back(out->size() - before);
     stats->matches += out->size() - before;

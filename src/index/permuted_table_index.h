@@ -1,14 +1,15 @@
 // PermutedTableIndex: the pigeonhole index of neardup/index.h.
 //
-// Rows number the inserts (0, 1, ...): ids_[row] is the user id, codes_[row] the fingerprint, removed_
-// marks removed rows (tombstones) and id_map_ finds the row of an id. The rows are covered, in order,
-// by immutable sorted Segments (a large "main" one, then at most one smaller "delta"), then a frozen
-// range being merged in the background, then the write buffer; the last two are scanned by brute force.
+// Rows number the inserts (0, 1, ...): ids_[row] is the user id, codes_[row] the fingerprint,
+// removed_ marks removed rows (tombstones) and id_map_ finds the row of an id. The rows are
+// covered, in order, by immutable sorted Segments (a large "main" one, then at most one smaller
+// "delta"), then a frozen range being merged in the background, then the write buffer; the last two
+// are scanned by brute force.
 //
 // Merges (background thread): a full buffer is frozen and merged with the delta segment into a new
-// delta or, once the delta would exceed 1/8 of the main segment, with both into a new main. Queries keep
-// using the old segments until the new one replaces them under a short exclusive lock. Appending to
-// codes_ never moves earlier rows, so a merge reads them without the lock.
+// delta or, once the delta would exceed 1/8 of the main segment, with both into a new main. Queries
+// keep using the old segments until the new one replaces them under a short exclusive lock.
+// Appending to codes_ never moves earlier rows, so a merge reads them without the lock.
 #ifndef NEARDUP_INDEX_PERMUTED_TABLE_INDEX_H_
 #define NEARDUP_INDEX_PERMUTED_TABLE_INDEX_H_
 

@@ -1,10 +1,11 @@
 // The planner: a cost model of a query over each exact design, and the cheapest one that fits.
 //
-// Model (one core, uniform fingerprints): each table costs one probe (a directory entry and the start
-// of a range: cache misses on a large index) plus a scan of the range, n / 2^prefix_bits fingerprints
-// verified with SIMD popcounts of 32-bit fragments. Memory per fingerprint: per table 4 bytes of
-// fragment and 4 of row, plus the directories; 8 bytes of code, 8 of id, about 5 of id map. The constants were measured with bench/index_bench on
-// a 2-core x86-64 (AVX-512) machine; see bench/README.md.
+// Model (one core, uniform fingerprints): each table costs one probe (a directory entry and the
+// start of a range: cache misses on a large index) plus a scan of the range, n / 2^prefix_bits
+// fingerprints verified with SIMD popcounts of 32-bit fragments. Memory per fingerprint: per table
+// 4 bytes of fragment and 4 of row, plus the directories; 8 bytes of code, 8 of id, about 5 of id
+// map. The constants were measured with bench/index_bench on a 2-core x86-64 (AVX-512) machine; see
+// bench/README.md.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -16,9 +17,9 @@
 namespace neardup {
 namespace {
 
-constexpr double kProbeNs = 45.0;           // one table probe on an index much larger than the cache
-constexpr double kCachedProbeNs = 12.0;     // the same when the tables fit in the last-level cache
-constexpr double kCandidateNs = 0.25;       // one fragment verified (streamed, SIMD)
+constexpr double kProbeNs = 45.0;        // one table probe on an index much larger than the cache
+constexpr double kCachedProbeNs = 12.0;  // the same when the tables fit in the last-level cache
+constexpr double kCandidateNs = 0.25;    // one fragment verified (streamed, SIMD)
 constexpr double kCacheBytes = 32.0 * (1 << 20);
 
 struct Estimate {
@@ -47,7 +48,8 @@ Estimate EstimateDesign(const TableDesign& design, uint64_t n) {
 
 std::string Describe(const Estimate& e) {
   char line[256];
-  std::snprintf(line, sizeof(line), "%s: %.0f ns/query, %.1f candidates/query, %.1f bytes/fingerprint",
+  std::snprintf(line, sizeof(line),
+                "%s: %.0f ns/query, %.1f candidates/query, %.1f bytes/fingerprint",
                 e.design.ToString().c_str(), e.cost_ns, e.candidates, e.bytes_per_fingerprint);
   return line;
 }
@@ -74,17 +76,19 @@ Result<Plan> PlanDesign(uint64_t n, int max_k, uint64_t memory_budget_bytes) {
   const Estimate* best = nullptr;
   const Estimate* smallest = nullptr;
   for (const Estimate& e : estimates) {
-    if (smallest == nullptr || e.bytes_per_fingerprint < smallest->bytes_per_fingerprint) smallest = &e;
+    if (smallest == nullptr || e.bytes_per_fingerprint < smallest->bytes_per_fingerprint)
+      smallest = &e;
     if (e.bytes_per_fingerprint > budget_per_fingerprint) continue;
     if (best == nullptr || e.cost_ns < best->cost_ns) best = &e;
   }
   if (best == nullptr) {
     char message[256];
-    std::snprintf(message, sizeof(message),
-                  "no exact design for k=%d fits %.1f bytes per fingerprint; the smallest needs %.1f "
-                  "(%s)",
-                  max_k, budget_per_fingerprint, smallest ? smallest->bytes_per_fingerprint : 0.0,
-                  smallest ? smallest->design.ToString().c_str() : "none");
+    std::snprintf(
+        message, sizeof(message),
+        "no exact design for k=%d fits %.1f bytes per fingerprint; the smallest needs %.1f "
+        "(%s)",
+        max_k, budget_per_fingerprint, smallest ? smallest->bytes_per_fingerprint : 0.0,
+        smallest ? smallest->design.ToString().c_str() : "none");
     return Status::ResourceExhausted(message);
   }
   Plan plan;

@@ -8,7 +8,8 @@ namespace {
 
 TEST(PlannerTest, ChoosesAnExactDesignForEveryK) {
   for (int k = 0; k <= 7; ++k) {
-    for (uint64_t n : {uint64_t{1}, uint64_t{1000}, uint64_t{10'000'000}, uint64_t{1'000'000'000}}) {
+    for (uint64_t n :
+         {uint64_t{1}, uint64_t{1000}, uint64_t{10'000'000}, uint64_t{1'000'000'000}}) {
       auto plan = PlanDesign(n, k, 0);
       ASSERT_TRUE(plan.ok()) << plan.status().ToString();
       EXPECT_TRUE(plan->design.Validate().ok());

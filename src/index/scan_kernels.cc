@@ -44,7 +44,8 @@ __attribute__((target("avx2"))) void FragmentMasksAvx2(const uint32_t* fragments
       const __m256i x = _mm256_xor_si256(
           _mm256_loadu_si256(reinterpret_cast<const __m256i*>(fragments + base + 8 * b)), q);
       const __m256i lo = _mm256_shuffle_epi8(lut, _mm256_and_si256(x, nibble));
-      const __m256i hi = _mm256_shuffle_epi8(lut, _mm256_and_si256(_mm256_srli_epi16(x, 4), nibble));
+      const __m256i hi =
+          _mm256_shuffle_epi8(lut, _mm256_and_si256(_mm256_srli_epi16(x, 4), nibble));
       // Byte counts -> 16-bit sums of byte pairs -> 32-bit sums.
       const __m256i pairs = _mm256_maddubs_epi16(_mm256_add_epi8(lo, hi), _mm256_set1_epi8(1));
       const __m256i count = _mm256_madd_epi16(pairs, ones16);
@@ -67,7 +68,8 @@ __attribute__((target("avx512f,avx512vpopcntdq"))) void FragmentMasksAvx512(
     for (size_t b = 0; b * 16 < count; ++b) {
       const size_t lanes = std::min<size_t>(16, count - b * 16);
       const auto load = static_cast<__mmask16>((uint32_t{1} << lanes) - 1);
-      const __m512i x = _mm512_xor_si512(_mm512_maskz_loadu_epi32(load, fragments + base + 16 * b), q);
+      const __m512i x =
+          _mm512_xor_si512(_mm512_maskz_loadu_epi32(load, fragments + base + 16 * b), q);
       const __mmask16 near = _mm512_mask_cmple_epu32_mask(load, _mm512_popcnt_epi32(x), limit);
       mask |= static_cast<uint64_t>(near) << (16 * b);
     }

@@ -1,6 +1,6 @@
 // SIMD scans of 32-bit code fragments (the tables of a PermutedTableIndex hold 32 bits of each
-// permuted fingerprint). Dispatched at run time like neardup/cpu.h says; every level gives identical
-// results.
+// permuted fingerprint). Dispatched at run time like neardup/cpu.h says; every level gives
+// identical results.
 #ifndef NEARDUP_INDEX_SCAN_KERNELS_H_
 #define NEARDUP_INDEX_SCAN_KERNELS_H_
 

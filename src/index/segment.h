@@ -5,9 +5,9 @@
 //   directory[2^prefix_bits + 1]  uint32 offsets of the buckets
 //   fragments[n]                  uint32: the 32 permuted-code bits after the bucket bits
 //   rows[n]                       uint32: the row of each entry (its full code is codes[row])
-// The distance between two fragments is at most the distance between the codes, so a query keeps only
-// entries whose fragment is within k of its own (for random codes 1 in ~700,000 at k = 3) and verifies
-// those with the full code: exact, and the scan reads 4 bytes per candidate.
+// The distance between two fragments is at most the distance between the codes, so a query keeps
+// only entries whose fragment is within k of its own (for random codes 1 in ~700,000 at k = 3) and
+// verifies those with the full code: exact, and the scan reads 4 bytes per candidate.
 //
 // Thread safety: immutable after construction; any number of threads may query it.
 #ifndef NEARDUP_INDEX_SEGMENT_H_
@@ -59,8 +59,8 @@ using CodeView = ChunkedArray<uint64_t>::View;
 
 class Segment {
  public:
-  static constexpr size_t kGroup = 16;             // queries whose misses QueryGroup overlaps
-  static constexpr size_t kPrefetchBytes = 512;    // of each range, prefetched ahead of the scan
+  static constexpr size_t kGroup = 16;           // queries whose misses QueryGroup overlaps
+  static constexpr size_t kPrefetchBytes = 512;  // of each range, prefetched ahead of the scan
 
   // Sorts rows first_row .. end_row - 1 of codes (skipping rows in `removed`, which may be null)
   // into the tables of the layout, on `threads` threads. Inside a bucket rows keep ascending order.
@@ -71,8 +71,8 @@ class Segment {
                                               std::span<const uint32_t> remap, int threads);
 
   // A segment over memory owned by `owner` (e.g. a mapped file), already checked for consistency:
-  // directories of 2^prefix_bits + 1 non-decreasing offsets ending at size, fragments and rows of size
-  // entries, rows < end_row.
+  // directories of 2^prefix_bits + 1 non-decreasing offsets ending at size, fragments and rows of
+  // size entries, rows < end_row.
   static std::shared_ptr<const Segment> FromViews(int prefix_bits, size_t size, uint32_t end_row,
                                                   std::vector<TableView> tables,
                                                   std::shared_ptr<const void> owner,
