@@ -14,6 +14,8 @@ void AddDedupCommand(CLI::App* app, int* exit_code);
 void AddSegmentCommand(CLI::App* app, int* exit_code);
 void AddKeywordsCommand(CLI::App* app, int* exit_code);
 void AddIdfCommand(CLI::App* app, int* exit_code);
+void AddIndexCommand(CLI::App* app, int* exit_code);
+void AddPlanCommand(CLI::App* app, int* exit_code);
 
 }  // namespace neardup::cli
 
