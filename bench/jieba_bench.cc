@@ -1,4 +1,5 @@
-// Chinese segmentation, keywords and the keywords fingerprint, one thread, on real text.
+// Chinese segmentation, keywords and the keywords fingerprint, one thread, on real text. Times are
+// CPU time (per-core throughput; the machine may be shared).
 // Cases:
 //   BM_LoadDictionary       jieba's dict.txt, HMM tables and idf.txt, parsed and joined
 //   BM_Segment              Segmenter::Cut (jieba.lcut) of each line of $NEARDUP_ZH_LINES
@@ -60,7 +61,7 @@ void BM_LoadDictionary(benchmark::State& state) {
     benchmark::DoNotOptimize(model);
   }
 }
-BENCHMARK(BM_LoadDictionary)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_LoadDictionary)->Unit(benchmark::kMillisecond);
 
 void BM_Segment(benchmark::State& state) {
   auto dict = neardup::Dictionary::Default();
@@ -78,7 +79,7 @@ void BM_Segment(benchmark::State& state) {
   }
   state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * TotalBytes(Lines())));
 }
-BENCHMARK(BM_Segment)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_Segment)->Unit(benchmark::kMillisecond);
 
 void BM_Keywords(benchmark::State& state) {
   auto model = neardup::KeywordModel::Default();
@@ -92,7 +93,7 @@ void BM_Keywords(benchmark::State& state) {
   }
   state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * TotalBytes(Docs())));
 }
-BENCHMARK(BM_Keywords)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_Keywords)->Unit(benchmark::kMillisecond);
 
 void BM_KeywordsFingerprint(benchmark::State& state) {
   neardup::FingerprintOptions options;
@@ -112,7 +113,7 @@ void BM_KeywordsFingerprint(benchmark::State& state) {
   }
   state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * TotalBytes(Docs())));
 }
-BENCHMARK(BM_KeywordsFingerprint)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_KeywordsFingerprint)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 

@@ -58,18 +58,21 @@ class IdfTable {
 
   // jieba's median_idf: sorted(values)[count / 2]; 0 for an empty table.
   double median() const { return median_; }
-  size_t size() const { return idf_.size(); }
+  size_t size() const { return entries_.size(); }
   const std::string& source() const { return source_; }
 
-  // Every entry, in no particular order.
-  const std::unordered_map<std::string, double, weight_internal::StringHash, std::equal_to<>>& entries()
-      const {
-    return idf_;
-  }
+  // Every word once with its value, in order of first appearance.
+  const std::vector<std::pair<std::string_view, double>>& entries() const { return entries_; }
 
  private:
   IdfTable() = default;
-  std::unordered_map<std::string, double, weight_internal::StringHash, std::equal_to<>> idf_;
+  // Adds or replaces an entry; `word` must stay valid (it points into words_).
+  void Put(std::string_view word, double value);
+  void Finalize();
+
+  std::string words_;  // the bytes the entries point into
+  std::vector<std::pair<std::string_view, double>> entries_;
+  std::vector<uint32_t> index_;  // open addressing: entry number + 1, 0 when free
   double median_ = 0;
   std::string source_;
 };
