@@ -88,15 +88,21 @@ class StopWords {
   // Adds every line of a UTF-8 file, as jieba.analyse.set_stop_words does (lines are taken whole,
   // including any spaces). Errors: NotFound, InvalidArgument naming the line with invalid UTF-8.
   Status AddFile(const std::string& path);
-  void Add(std::string word) { words_.insert(std::move(word)); }
+  void Add(std::string_view word) { Insert(word); }
 
   bool Contains(std::string_view lower_case_word) const {
+    if (ascii_only_ && !lower_case_word.empty() && static_cast<unsigned char>(lower_case_word[0]) >= 0x80) {
+      return false;  // no stop word starts with a non-ASCII byte
+    }
     return words_.find(lower_case_word) != words_.end();
   }
   size_t size() const { return words_.size(); }
 
  private:
+  void Insert(std::string_view word);
+
   std::unordered_set<std::string, weight_internal::StringHash, std::equal_to<>> words_;
+  bool ascii_only_ = true;  // every stop word starts with an ASCII byte (or is empty)
 };
 
 // A dictionary, an IDF table and stop words, joined for fast lookups (the IDF of each dictionary word
@@ -127,6 +133,7 @@ class KeywordModel {
   std::shared_ptr<const IdfTable> idf_;
   StopWords stop_words_;
   std::vector<double> node_idf_;  // by trie node; NaN where the table has no entry
+  std::shared_ptr<const IdfTable> other_idf_;  // the entries whose word is not a trie node
 };
 
 struct Keyword {

@@ -35,12 +35,15 @@ class Builder {
     units_[0].check = -2;  // the root is never anyone's child
   }
 
+  std::vector<int32_t>& values() { return node_values_; }
+
   std::vector<DoubleArrayTrie::Unit> Run() {
     if (!keys_.empty()) BuildNode(DoubleArrayTrie::kRoot, 0, keys_.size(), 0);
     int32_t max_base = 0;
     for (const auto& unit : units_) max_base = std::max(max_base, unit.base);
     units_.resize(std::max(tail_, static_cast<size_t>(max_base) + kCodeCount + 1));
     units_.shrink_to_fit();
+    node_values_.resize(units_.size(), DoubleArrayTrie::kNoValue);
     return std::move(units_);
   }
 
@@ -99,7 +102,12 @@ class Builder {
   }
 
   void BuildNode(int32_t node, size_t lo, size_t hi, size_t depth) {
-    if (keys_[lo].size() == depth) units_[static_cast<size_t>(node)].value = values_[lo++];
+    if (keys_[lo].size() == depth) {
+      if (node_values_.size() <= static_cast<size_t>(node)) {
+        node_values_.resize(std::max(units_.size(), static_cast<size_t>(node) + 1), DoubleArrayTrie::kNoValue);
+      }
+      node_values_[static_cast<size_t>(node)] = values_[lo++];
+    }
     if (lo == hi) return;
     // Children: (symbol, first key) of each distinct code at this depth; keys are sorted by code.
     std::vector<std::pair<CharCode, size_t>> children;
@@ -131,6 +139,7 @@ class Builder {
   std::span<const int32_t> values_;
   const std::vector<CharCode>& symbols_;
   std::vector<DoubleArrayTrie::Unit> units_;
+  std::vector<int32_t> node_values_;
   std::vector<uint64_t> used_;
   std::vector<uint32_t> block_used_;
   size_t start_block_[5];
@@ -143,7 +152,9 @@ DoubleArrayTrie DoubleArrayTrie::Build(std::span<const std::u16string_view> keys
                                        std::span<const int32_t> values) {
   DoubleArrayTrie trie;
   trie.symbols_ = RankSymbols(keys);
-  trie.units_ = Builder(keys, values, trie.symbols_).Run();
+  Builder builder(keys, values, trie.symbols_);
+  trie.units_ = builder.Run();
+  trie.values_ = std::move(builder.values());
   return trie;
 }
 

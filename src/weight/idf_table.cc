@@ -138,9 +138,14 @@ StopWords StopWords::JiebaDefault() {
                            "for", "an",   "are",  "by",  "be",   "as",    "on",   "with",
                            "can", "if",   "from", "which", "you", "it",   "this", "then",
                            "at",  "have", "all",  "not", "one",  "has",   "or"}) {
-    stop.words_.insert(word);
+    stop.Insert(word);
   }
   return stop;
+}
+
+void StopWords::Insert(std::string_view word) {
+  if (!word.empty() && static_cast<unsigned char>(word[0]) >= 0x80) ascii_only_ = false;
+  words_.emplace(word);
 }
 
 Status StopWords::AddFile(const std::string& path) {
@@ -152,7 +157,7 @@ Status StopWords::AddFile(const std::string& path) {
     return Status::InvalidArgument(path + ":" + std::to_string(line) + ": invalid UTF-8 at byte offset " +
                                    std::to_string(bad));
   }
-  weight_internal::ForEachPythonLine(text, [&](std::string_view line, size_t) { words_.emplace(line); });
+  weight_internal::ForEachPythonLine(text, [&](std::string_view line, size_t) { Insert(line); });
   return Status::OK();
 }
 

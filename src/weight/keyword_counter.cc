@@ -9,7 +9,9 @@ KeywordCounter::KeywordCounter(const KeywordModel& model)
       dict_(model.dictionary()->data()),
       engine_(dict_),
       table_nodes_(1024, -1),
-      table_entries_(1024, 0) {}
+      table_entries_(1024, 0) {
+  engine_.set_resolve_nodes(true);
+}
 
 void KeywordCounter::Reset() {
   for (size_t slot : used_slots_) table_nodes_[slot] = -1;
@@ -64,16 +66,14 @@ void KeywordCounter::Count(std::string_view word, int32_t node) {
   }
 }
 
-void KeywordCounter::AddBlocks(std::string_view text) {
+std::optional<size_t> KeywordCounter::AddBlocks(std::string_view text) {
   engine_.CutDefault<true>(text, [this](std::string_view word, int32_t node) {
     // jieba drops words shorter than two characters after strip(); the only word of several
     // characters with white space in it is "\r\n".
     if (IsOneCharacter(word) || word == "\r\n") return;
-    if (node < 0) {
-      node = segment_internal::ToCodes(word, &codes_) ? dict_.trie.Find(codes_) : -1;
-    }
     Count(word, node);
   });
+  return engine_.TakeFirstInvalid();
 }
 
 std::vector<Keyword> KeywordCounter::Finish(size_t top) {
