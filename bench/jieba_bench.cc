@@ -57,7 +57,7 @@ void BM_LoadDictionary(benchmark::State& state) {
       state.SkipWithError("jieba files not found");
       return;
     }
-    auto model = neardup::KeywordModel::Create(*dict, *idf, neardup::StopWords::JiebaDefault());
+    auto model = neardup::KeywordModel::Create(*dict, **idf, neardup::StopWords::JiebaDefault());
     benchmark::DoNotOptimize(model);
   }
 }

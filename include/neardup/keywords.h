@@ -46,8 +46,7 @@ class IdfTable {
   // not "word idf" or not UTF-8. Blank lines are skipped. A word listed twice keeps its last value.
   static Result<std::shared_ptr<const IdfTable>> Load(const std::string& path);
 
-  // jieba's own table (analyse/idf.txt next to the dictionary found by FindJiebaDirectory()), loaded
-  // once per process.
+  // jieba's own table: analyse/idf.txt next to the dictionary found by FindJiebaDirectory().
   static Result<std::shared_ptr<const IdfTable>> Default();
 
   // Builds a table from words and values (later duplicates win).
@@ -106,22 +105,22 @@ class StopWords {
 };
 
 // A dictionary, an IDF table and stop words, joined for fast lookups (the IDF of each dictionary word
-// is found by its trie node). Immutable; share it.
+// is found by its trie node). It keeps what it needs of the table, not the table. Immutable; share it.
 class KeywordModel {
  public:
   static std::shared_ptr<const KeywordModel> Create(std::shared_ptr<const Dictionary> dictionary,
-                                                    std::shared_ptr<const IdfTable> idf,
-                                                    StopWords stop_words);
+                                                    const IdfTable& idf, StopWords stop_words);
 
   // jieba's dictionary, IDF table and stop words, loaded once per process.
   static Result<std::shared_ptr<const KeywordModel>> Default();
 
   const std::shared_ptr<const Dictionary>& dictionary() const { return dictionary_; }
-  const IdfTable& idf() const { return *idf_; }
   const StopWords& stop_words() const { return stop_words_; }
+  double median_idf() const { return median_idf_; }
+  const std::string& idf_source() const { return idf_source_; }
 
-  // The IDF of a word (the median when it has none). `node` is the word's trie node when known, a
-  // negative value otherwise.
+  // The IDF of a word (the median when it has none). `node` is the word's trie node, -1 when the
+  // word is known not to be in the trie, or any other negative value when that is not known.
   double IdfOf(std::string_view word, int32_t node) const;
 
   // The IDF of the word ending at a trie node, or NaN when the table has none.
@@ -130,7 +129,8 @@ class KeywordModel {
  private:
   KeywordModel() = default;
   std::shared_ptr<const Dictionary> dictionary_;
-  std::shared_ptr<const IdfTable> idf_;
+  double median_idf_ = 0;
+  std::string idf_source_;
   StopWords stop_words_;
   std::vector<double> node_idf_;  // by trie node; NaN where the table has no entry
   std::shared_ptr<const IdfTable> other_idf_;  // the entries whose word is not a trie node

@@ -27,6 +27,11 @@ class Builder {
   Builder(std::span<const std::u16string_view> keys, std::span<const int32_t> values,
           const std::vector<CharCode>& symbols)
       : keys_(keys), values_(values), symbols_(symbols) {
+    // Tries of words pack to about 1.1 units per key character: reserving once avoids the copies
+    // (and the doubled peak memory) of growing the array step by step.
+    size_t characters = 0;
+    for (const auto& key : keys) characters += key.size();
+    units_.reserve(characters * 9 / 8 + size_t{kCodeCount} * 4);
     Reserve(size_t{kCodeCount} * 4);
     // The root's children fill most of the first kCodeCount slots; the holes left there only suit
     // nodes with small symbols, so searches start after them.
@@ -42,7 +47,7 @@ class Builder {
     int32_t max_base = 0;
     for (const auto& unit : units_) max_base = std::max(max_base, unit.base);
     units_.resize(std::max(tail_, static_cast<size_t>(max_base) + kCodeCount + 1));
-    units_.shrink_to_fit();
+    if (units_.capacity() > units_.size() + units_.size() / 8) units_.shrink_to_fit();
     node_values_.resize(units_.size(), DoubleArrayTrie::kNoValue);
     return std::move(units_);
   }
@@ -52,7 +57,7 @@ class Builder {
 
   void Reserve(size_t size) {
     if (size <= units_.size()) return;
-    const size_t grown = std::max(size, units_.size() + units_.size() / 2);
+    const size_t grown = std::max(size, std::min(units_.capacity(), units_.size() + units_.size() / 2));
     units_.resize(grown);
     used_.resize((grown + 63) / 64, 0);
     block_used_.resize((grown + kBlock - 1) / kBlock, 0);
@@ -89,7 +94,7 @@ class Builder {
     size_t& block = start_block_[level];
     while (block < block_used_.size() && block_used_[block] > kMaxUsed[level]) ++block;
     size_t pos = std::max(block * kBlock, first + 1);
-    if (level >= 3) pos = std::max(pos, tail_ > symbols.back() ? tail_ - symbols.back() : 0);
+    if (level >= 4) pos = std::max(pos, tail_ > symbols.back() ? tail_ - symbols.back() : 0);
     while (true) {
       pos = NextFree(pos);
       const size_t base = pos - first;

@@ -1,7 +1,6 @@
 #include <algorithm>
 #include <bit>
 #include <charconv>
-#include <mutex>
 
 #include "neardup/keywords.h"
 #include "neardup/text.h"
@@ -69,14 +68,9 @@ Result<std::shared_ptr<const IdfTable>> IdfTable::Load(const std::string& path) 
 }
 
 Result<std::shared_ptr<const IdfTable>> IdfTable::Default() {
-  static std::once_flag once;
-  static Result<std::shared_ptr<const IdfTable>>* loaded = nullptr;
-  std::call_once(once, [] {
-    auto dir = FindJiebaDirectory();
-    loaded = new Result<std::shared_ptr<const IdfTable>>(
-        dir.ok() ? Load(*dir + "/analyse/idf.txt") : Result<std::shared_ptr<const IdfTable>>(dir.status()));
-  });
-  return *loaded;
+  auto dir = FindJiebaDirectory();
+  if (!dir.ok()) return dir.status();
+  return Load(*dir + "/analyse/idf.txt");
 }
 
 std::shared_ptr<const IdfTable> IdfTable::FromEntries(std::vector<std::pair<std::string, double>> entries,

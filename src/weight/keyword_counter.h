@@ -60,7 +60,9 @@ class KeywordCounter {
   std::vector<int32_t> table_nodes_;
   std::vector<uint32_t> table_entries_;
   std::vector<size_t> used_slots_;
-  std::unordered_map<std::string, uint32_t, StringHash, std::equal_to<>> word_index_;
+  // The same for words outside the trie: (hash, entry index + 1), index 0 when free.
+  std::vector<std::pair<uint64_t, uint32_t>> word_table_;
+  std::vector<size_t> used_word_slots_;
 };
 
 }  // namespace neardup::weight_internal

@@ -11,14 +11,13 @@ namespace neardup {
 using weight_internal::KeywordCounter;
 
 std::shared_ptr<const KeywordModel> KeywordModel::Create(std::shared_ptr<const Dictionary> dictionary,
-                                                         std::shared_ptr<const IdfTable> idf,
-                                                         StopWords stop_words) {
+                                                         const IdfTable& idf, StopWords stop_words) {
   std::shared_ptr<KeywordModel> model(new KeywordModel());
   const auto& trie = dictionary->data().trie;
   model->node_idf_.assign(trie.units().size(), std::nan(""));
   std::u16string codes;
   std::vector<std::pair<std::string, double>> others;
-  for (const auto& [word, value] : idf->entries()) {
+  for (const auto& [word, value] : idf.entries()) {
     const int32_t node = segment_internal::ToCodes(word, &codes) && !codes.empty() ? trie.Find(codes) : -1;
     if (node >= 0) {
       model->node_idf_[static_cast<size_t>(node)] = value;
@@ -26,9 +25,10 @@ std::shared_ptr<const KeywordModel> KeywordModel::Create(std::shared_ptr<const D
       others.emplace_back(word, value);
     }
   }
-  model->other_idf_ = IdfTable::FromEntries(std::move(others), idf->source());
+  model->other_idf_ = IdfTable::FromEntries(std::move(others), idf.source());
   model->dictionary_ = std::move(dictionary);
-  model->idf_ = std::move(idf);
+  model->median_idf_ = idf.median();
+  model->idf_source_ = idf.source();
   model->stop_words_ = std::move(stop_words);
   return model;
 }
@@ -45,14 +45,14 @@ Result<std::shared_ptr<const KeywordModel>> KeywordModel::Default() {
       loaded = new Result<std::shared_ptr<const KeywordModel>>(idf.status());
     } else {
       loaded = new Result<std::shared_ptr<const KeywordModel>>(
-          Create(*dictionary, *idf, StopWords::JiebaDefault()));
+          Create(*dictionary, **idf, StopWords::JiebaDefault()));
     }
   });
   return *loaded;
 }
 
 double KeywordModel::IdfOf(std::string_view word, int32_t node) const {
-  if (node < 0) {
+  if (node < -1) {
     std::u16string codes;
     if (segment_internal::ToCodes(word, &codes) && !codes.empty()) {
       node = dictionary_->data().trie.Find(codes);
@@ -61,9 +61,9 @@ double KeywordModel::IdfOf(std::string_view word, int32_t node) const {
   if (node >= 0) {
     // A trie word's IDF, if the table has it, was joined by node.
     const double idf = node_idf_[static_cast<size_t>(node)];
-    return std::isnan(idf) ? idf_->median() : idf;
+    return std::isnan(idf) ? median_idf_ : idf;
   }
-  return other_idf_->Find(word).value_or(idf_->median());
+  return other_idf_->Find(word).value_or(median_idf_);
 }
 
 KeywordExtractor::KeywordExtractor(std::shared_ptr<const KeywordModel> model)
