@@ -56,7 +56,9 @@ class Builder {
   static constexpr uint32_t kBlock = 256;  // slots per block of the density bookkeeping
 
   void Reserve(size_t size) {
-    if (size <= units_.size()) return;
+    if (size > units_.size()) [[unlikely]] Grow(size);
+  }
+  [[gnu::noinline]] void Grow(size_t size) {
     const size_t grown = std::max(size, std::min(units_.capacity(), units_.size() + units_.size() / 2));
     units_.resize(grown);
     used_.resize((grown + 63) / 64, 0);
@@ -106,6 +108,12 @@ class Builder {
     }
   }
 
+  // Scratch of one BuildNode call, reused at each depth (a trie of words is shallow).
+  struct Level {
+    std::vector<std::pair<CharCode, size_t>> children;  // (symbol, first key) per distinct code
+    std::vector<CharCode> sorted;                       // the children's symbols, ascending
+  };
+
   void BuildNode(int32_t node, size_t lo, size_t hi, size_t depth) {
     if (keys_[lo].size() == depth) {
       if (node_values_.size() <= static_cast<size_t>(node)) {
@@ -114,19 +122,17 @@ class Builder {
       node_values_[static_cast<size_t>(node)] = values_[lo++];
     }
     if (lo == hi) return;
-    // Children: (symbol, first key) of each distinct code at this depth; keys are sorted by code.
-    std::vector<std::pair<CharCode, size_t>> children;
+    if (levels_.size() <= depth) levels_.resize(depth + 1);
+    // Keys are sorted by code, so each child's keys are one range starting at its first key.
+    auto& children = levels_[depth].children;
+    auto& sorted = levels_[depth].sorted;
+    children.clear();
     for (size_t i = lo; i < hi; ++i) {
-      const CharCode symbol = symbols_[static_cast<CharCode>(keys_[i][depth])];
       if (children.empty() || keys_[children.back().second][depth] != keys_[i][depth]) {
-        children.emplace_back(symbol, i);
+        children.emplace_back(symbols_[static_cast<CharCode>(keys_[i][depth])], i);
       }
     }
-    std::vector<size_t> ends(children.size());
-    for (size_t i = 0; i < children.size(); ++i) {
-      ends[i] = i + 1 < children.size() ? children[i + 1].second : hi;
-    }
-    std::vector<CharCode> sorted(children.size());
+    sorted.resize(children.size());
     for (size_t i = 0; i < children.size(); ++i) sorted[i] = children[i].first;
     std::sort(sorted.begin(), sorted.end());
     const size_t base = FindBase(sorted);
@@ -135,8 +141,11 @@ class Builder {
       units_[base + symbol].check = node;
       MarkUsed(base + symbol);
     }
-    for (size_t i = 0; i < children.size(); ++i) {
-      BuildNode(static_cast<int32_t>(base + children[i].first), children[i].second, ends[i], depth + 1);
+    // The recursion reuses deeper levels only, so this level's list stays valid.
+    for (size_t i = 0; i < levels_[depth].children.size(); ++i) {
+      const auto [symbol, first] = levels_[depth].children[i];
+      const size_t end = i + 1 < levels_[depth].children.size() ? levels_[depth].children[i + 1].second : hi;
+      BuildNode(static_cast<int32_t>(base + symbol), first, end, depth + 1);
     }
   }
 
@@ -147,6 +156,7 @@ class Builder {
   std::vector<int32_t> node_values_;
   std::vector<uint64_t> used_;
   std::vector<uint32_t> block_used_;
+  std::vector<Level> levels_;
   size_t start_block_[5];
   size_t tail_ = 1;
 };
