@@ -87,7 +87,7 @@ Result<std::shared_ptr<const KeywordModel>> LoadKeywordModel(const DictionaryFla
   if (!idf.ok()) return idf.status();
   StopWords stop = StopWords::JiebaDefault();
   if (!weights.stop_words_path.empty()) NEARDUP_RETURN_IF_ERROR(stop.AddFile(weights.stop_words_path));
-  return KeywordModel::Create(*dict, *idf, std::move(stop));
+  return KeywordModel::Create(*dict, **idf, std::move(stop));
 }
 
 void AppendDouble(double value, std::string* out) {

@@ -46,8 +46,7 @@ class IdfTable {
   // not "word idf" or not UTF-8. Blank lines are skipped. A word listed twice keeps its last value.
   static Result<std::shared_ptr<const IdfTable>> Load(const std::string& path);
 
-  // jieba's own table (analyse/idf.txt next to the dictionary found by FindJiebaDirectory()), loaded
-  // once per process.
+  // jieba's own table: analyse/idf.txt next to the dictionary found by FindJiebaDirectory().
   static Result<std::shared_ptr<const IdfTable>> Default();
 
   // Builds a table from words and values (later duplicates win).
@@ -58,18 +57,21 @@ class IdfTable {
 
   // jieba's median_idf: sorted(values)[count / 2]; 0 for an empty table.
   double median() const { return median_; }
-  size_t size() const { return idf_.size(); }
+  size_t size() const { return entries_.size(); }
   const std::string& source() const { return source_; }
 
-  // Every entry, in no particular order.
-  const std::unordered_map<std::string, double, weight_internal::StringHash, std::equal_to<>>& entries()
-      const {
-    return idf_;
-  }
+  // Every word once with its value, in order of first appearance.
+  const std::vector<std::pair<std::string_view, double>>& entries() const { return entries_; }
 
  private:
   IdfTable() = default;
-  std::unordered_map<std::string, double, weight_internal::StringHash, std::equal_to<>> idf_;
+  // Adds or replaces an entry; `word` must stay valid (it points into words_).
+  void Put(std::string_view word, double value);
+  void Finalize();
+
+  std::string words_;  // the bytes the entries point into
+  std::vector<std::pair<std::string_view, double>> entries_;
+  std::vector<uint32_t> index_;  // open addressing: entry number + 1, 0 when free
   double median_ = 0;
   std::string source_;
 };
@@ -85,34 +87,40 @@ class StopWords {
   // Adds every line of a UTF-8 file, as jieba.analyse.set_stop_words does (lines are taken whole,
   // including any spaces). Errors: NotFound, InvalidArgument naming the line with invalid UTF-8.
   Status AddFile(const std::string& path);
-  void Add(std::string word) { words_.insert(std::move(word)); }
+  void Add(std::string_view word) { Insert(word); }
 
   bool Contains(std::string_view lower_case_word) const {
+    if (ascii_only_ && !lower_case_word.empty() && static_cast<unsigned char>(lower_case_word[0]) >= 0x80) {
+      return false;  // no stop word starts with a non-ASCII byte
+    }
     return words_.find(lower_case_word) != words_.end();
   }
   size_t size() const { return words_.size(); }
 
  private:
+  void Insert(std::string_view word);
+
   std::unordered_set<std::string, weight_internal::StringHash, std::equal_to<>> words_;
+  bool ascii_only_ = true;  // every stop word starts with an ASCII byte (or is empty)
 };
 
 // A dictionary, an IDF table and stop words, joined for fast lookups (the IDF of each dictionary word
-// is found by its trie node). Immutable; share it.
+// is found by its trie node). It keeps what it needs of the table, not the table. Immutable; share it.
 class KeywordModel {
  public:
   static std::shared_ptr<const KeywordModel> Create(std::shared_ptr<const Dictionary> dictionary,
-                                                    std::shared_ptr<const IdfTable> idf,
-                                                    StopWords stop_words);
+                                                    const IdfTable& idf, StopWords stop_words);
 
   // jieba's dictionary, IDF table and stop words, loaded once per process.
   static Result<std::shared_ptr<const KeywordModel>> Default();
 
   const std::shared_ptr<const Dictionary>& dictionary() const { return dictionary_; }
-  const IdfTable& idf() const { return *idf_; }
   const StopWords& stop_words() const { return stop_words_; }
+  double median_idf() const { return median_idf_; }
+  const std::string& idf_source() const { return idf_source_; }
 
-  // The IDF of a word (the median when it has none). `node` is the word's trie node when known, a
-  // negative value otherwise.
+  // The IDF of a word (the median when it has none). `node` is the word's trie node, -1 when the
+  // word is known not to be in the trie, or any other negative value when that is not known.
   double IdfOf(std::string_view word, int32_t node) const;
 
   // The IDF of the word ending at a trie node, or NaN when the table has none.
@@ -121,9 +129,11 @@ class KeywordModel {
  private:
   KeywordModel() = default;
   std::shared_ptr<const Dictionary> dictionary_;
-  std::shared_ptr<const IdfTable> idf_;
+  double median_idf_ = 0;
+  std::string idf_source_;
   StopWords stop_words_;
   std::vector<double> node_idf_;  // by trie node; NaN where the table has no entry
+  std::shared_ptr<const IdfTable> other_idf_;  // the entries whose word is not a trie node
 };
 
 struct Keyword {

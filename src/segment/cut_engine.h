@@ -16,6 +16,7 @@
 #include <array>
 #include <cstdint>
 #include <deque>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -45,6 +46,14 @@ class CutEngine {
  public:
   explicit CutEngine(const DictionaryData& dictionary) : dict_(dictionary) {}
 
+  // The byte offset of the first invalid UTF-8 sequence met since the last call (such a sequence is
+  // cut as one character U+FFFD would be), or nullopt. Callers check it instead of a separate pass.
+  std::optional<size_t> TakeFirstInvalid() {
+    auto offset = first_invalid_;
+    first_invalid_.reset();
+    return offset;
+  }
+
   // jieba.cut(text, HMM=kHmm).
   template <bool kHmm, typename Emit>
   void CutDefault(std::string_view text, Emit&& emit) {
@@ -71,10 +80,33 @@ class CutEngine {
         [&](std::string_view t, size_t start, size_t end) { SplitOnSpace(t, start, end, emit); });
   }
 
+  // With `resolve` set, words of two or more block characters that the route did not already
+  // identify are looked up in the trie before they are emitted (node -1: not in the trie).
+  void set_resolve_nodes(bool resolve) { resolve_nodes_ = resolve; }
+
   // The codes of the current block (valid inside block callbacks), for tests.
   const std::vector<CharCode>& codes() const { return codes_; }
 
  private:
+  // DecodeCharacter with a fast path for the three-byte sequences of U+1000..U+CFFF (Han, CJK
+  // punctuation), noting where the first invalid sequence is.
+  int Decode(const unsigned char* p, const unsigned char* base, const unsigned char* end, char32_t* cp) {
+    const unsigned lead = *p;
+    if (lead < 0x80) {
+      *cp = lead;
+      return 1;
+    }
+    if (lead >= 0xE1 && lead <= 0xEC && end - p >= 3 && (p[1] & 0xC0) == 0x80 && (p[2] & 0xC0) == 0x80) {
+      *cp = ((lead & 0x0F) << 12) | ((p[1] & 0x3Fu) << 6) | (p[2] & 0x3Fu);
+      return 3;
+    }
+    const int n = text_internal::DecodeUtf8(p, end, cp);
+    if (n > 0) return n;
+    if (!first_invalid_) first_invalid_ = static_cast<size_t>(p - base);
+    *cp = text_internal::kReplacementCharacter;
+    return n < 0 ? -n : static_cast<int>(end - p);
+  }
+
   // Calls on_block(text) after loading codes_/offsets_ for each block, on_other(text, start, end) for
   // each run of other characters.
   template <typename OnBlock, typename OnOther>
@@ -84,7 +116,7 @@ class CutEngine {
     const unsigned char* p = base;
     while (p < end) {
       char32_t cp;
-      int n = DecodeCharacter(p, end, &cp);
+      int n = Decode(p, base, end, &cp);
       CharCode code = CodeOf(cp);
       if (code != 0) {
         codes_.clear();
@@ -94,7 +126,7 @@ class CutEngine {
           offsets_.push_back(static_cast<uint32_t>(p - base));
           p += n;
           if (p >= end) break;
-          n = DecodeCharacter(p, end, &cp);
+          n = Decode(p, base, end, &cp);
           code = CodeOf(cp);
           if (code == 0) break;
         }
@@ -105,7 +137,7 @@ class CutEngine {
         while (true) {
           p += n;
           if (p >= end) break;
-          n = DecodeCharacter(p, end, &cp);
+          n = Decode(p, base, end, &cp);
           if (CodeOf(cp) != 0) break;
         }
         on_other(text, static_cast<size_t>(start - base), static_cast<size_t>(p - base));
@@ -115,6 +147,9 @@ class CutEngine {
 
   template <typename Emit>
   void EmitRange(std::string_view text, size_t a, size_t b, int32_t node, Emit& emit) {
+    if (resolve_nodes_ && node == kUnknownNode && b - a >= 2) {
+      node = dict_.trie.Find(std::u16string_view(reinterpret_cast<const char16_t*>(codes_.data() + a), b - a));
+    }
     emit(text.substr(offsets_[a], offsets_[b] - offsets_[a]), node);
   }
 
@@ -126,7 +161,6 @@ class CutEngine {
     route_probability_.resize(n + 1);
     route_probability_[n] = 0.0;
     const DoubleArrayTrie& trie = dict_.trie;
-    const DictionaryWord* words = dict_.words.data();
     const double no_word = -dict_.log_total;  // log(1) - log(total)
     for (size_t k = n; k-- > 0;) {
       double best = 0;
@@ -135,10 +169,10 @@ class CutEngine {
       bool found = false;
       int32_t node = trie.Child(DoubleArrayTrie::kRoot, codes_[k]);
       for (size_t i = k; node >= 0;) {
-        const int32_t value = trie.Value(node);
-        if (value >= 0) {
+        const double weight = trie.Weight(node);  // log(freq) - log(total) of a word, else kNoWeight
+        if (weight != DoubleArrayTrie::kNoWeight) {
           // max() over (probability, end) tuples: a tie goes to the longer word.
-          const double p = words[value].log_probability + route_probability_[i + 1];
+          const double p = weight + route_probability_[i + 1];
           if (!found || p >= best) {
             best = p;
             best_end = i;
@@ -352,6 +386,8 @@ class CutEngine {
   }
 
   const DictionaryData& dict_;
+  bool resolve_nodes_ = false;
+  std::optional<size_t> first_invalid_;
   std::vector<CharCode> codes_;
   std::vector<uint32_t> offsets_;  // byte offset of each code in the text, and of the block's end
   std::vector<uint32_t> route_end_;

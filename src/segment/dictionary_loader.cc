@@ -208,6 +208,11 @@ class FrequencyTable {
     for (auto& word : data->words) {
       word.log_probability = std::log(static_cast<double>(word.frequency)) - data->log_total;
     }
+    // The route reads a word's weight from its trie unit.
+    for (size_t node = 0; node < data->trie.units().size(); ++node) {
+      const int32_t value = data->trie.Value(static_cast<int32_t>(node));
+      if (value >= 0) data->trie.SetWeight(static_cast<int32_t>(node), data->words[static_cast<size_t>(value)].log_probability);
+    }
     if (with_user) all.resize(base_count);
   }
 

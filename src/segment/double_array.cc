@@ -27,6 +27,11 @@ class Builder {
   Builder(std::span<const std::u16string_view> keys, std::span<const int32_t> values,
           const std::vector<CharCode>& symbols)
       : keys_(keys), values_(values), symbols_(symbols) {
+    // Tries of words pack to about 1.1 units per key character: reserving once avoids the copies
+    // (and the doubled peak memory) of growing the array step by step.
+    size_t characters = 0;
+    for (const auto& key : keys) characters += key.size();
+    units_.reserve(characters * 9 / 8 + size_t{kCodeCount} * 4);
     Reserve(size_t{kCodeCount} * 4);
     // The root's children fill most of the first kCodeCount slots; the holes left there only suit
     // nodes with small symbols, so searches start after them.
@@ -35,12 +40,15 @@ class Builder {
     units_[0].check = -2;  // the root is never anyone's child
   }
 
+  std::vector<int32_t>& values() { return node_values_; }
+
   std::vector<DoubleArrayTrie::Unit> Run() {
     if (!keys_.empty()) BuildNode(DoubleArrayTrie::kRoot, 0, keys_.size(), 0);
     int32_t max_base = 0;
     for (const auto& unit : units_) max_base = std::max(max_base, unit.base);
     units_.resize(std::max(tail_, static_cast<size_t>(max_base) + kCodeCount + 1));
-    units_.shrink_to_fit();
+    if (units_.capacity() > units_.size() + units_.size() / 8) units_.shrink_to_fit();
+    node_values_.resize(units_.size(), DoubleArrayTrie::kNoValue);
     return std::move(units_);
   }
 
@@ -48,8 +56,10 @@ class Builder {
   static constexpr uint32_t kBlock = 256;  // slots per block of the density bookkeeping
 
   void Reserve(size_t size) {
-    if (size <= units_.size()) return;
-    const size_t grown = std::max(size, units_.size() + units_.size() / 2);
+    if (size > units_.size()) [[unlikely]] Grow(size);
+  }
+  [[gnu::noinline]] void Grow(size_t size) {
+    const size_t grown = std::max(size, std::min(units_.capacity(), units_.size() + units_.size() / 2));
     units_.resize(grown);
     used_.resize((grown + 63) / 64, 0);
     block_used_.resize((grown + kBlock - 1) / kBlock, 0);
@@ -86,7 +96,7 @@ class Builder {
     size_t& block = start_block_[level];
     while (block < block_used_.size() && block_used_[block] > kMaxUsed[level]) ++block;
     size_t pos = std::max(block * kBlock, first + 1);
-    if (level >= 3) pos = std::max(pos, tail_ > symbols.back() ? tail_ - symbols.back() : 0);
+    if (level >= 4) pos = std::max(pos, tail_ > symbols.back() ? tail_ - symbols.back() : 0);
     while (true) {
       pos = NextFree(pos);
       const size_t base = pos - first;
@@ -98,22 +108,31 @@ class Builder {
     }
   }
 
+  // Scratch of one BuildNode call, reused at each depth (a trie of words is shallow).
+  struct Level {
+    std::vector<std::pair<CharCode, size_t>> children;  // (symbol, first key) per distinct code
+    std::vector<CharCode> sorted;                       // the children's symbols, ascending
+  };
+
   void BuildNode(int32_t node, size_t lo, size_t hi, size_t depth) {
-    if (keys_[lo].size() == depth) units_[static_cast<size_t>(node)].value = values_[lo++];
+    if (keys_[lo].size() == depth) {
+      if (node_values_.size() <= static_cast<size_t>(node)) {
+        node_values_.resize(std::max(units_.size(), static_cast<size_t>(node) + 1), DoubleArrayTrie::kNoValue);
+      }
+      node_values_[static_cast<size_t>(node)] = values_[lo++];
+    }
     if (lo == hi) return;
-    // Children: (symbol, first key) of each distinct code at this depth; keys are sorted by code.
-    std::vector<std::pair<CharCode, size_t>> children;
+    if (levels_.size() <= depth) levels_.resize(depth + 1);
+    // Keys are sorted by code, so each child's keys are one range starting at its first key.
+    auto& children = levels_[depth].children;
+    auto& sorted = levels_[depth].sorted;
+    children.clear();
     for (size_t i = lo; i < hi; ++i) {
-      const CharCode symbol = symbols_[static_cast<CharCode>(keys_[i][depth])];
       if (children.empty() || keys_[children.back().second][depth] != keys_[i][depth]) {
-        children.emplace_back(symbol, i);
+        children.emplace_back(symbols_[static_cast<CharCode>(keys_[i][depth])], i);
       }
     }
-    std::vector<size_t> ends(children.size());
-    for (size_t i = 0; i < children.size(); ++i) {
-      ends[i] = i + 1 < children.size() ? children[i + 1].second : hi;
-    }
-    std::vector<CharCode> sorted(children.size());
+    sorted.resize(children.size());
     for (size_t i = 0; i < children.size(); ++i) sorted[i] = children[i].first;
     std::sort(sorted.begin(), sorted.end());
     const size_t base = FindBase(sorted);
@@ -122,8 +141,11 @@ class Builder {
       units_[base + symbol].check = node;
       MarkUsed(base + symbol);
     }
-    for (size_t i = 0; i < children.size(); ++i) {
-      BuildNode(static_cast<int32_t>(base + children[i].first), children[i].second, ends[i], depth + 1);
+    // The recursion reuses deeper levels only, so this level's list stays valid.
+    for (size_t i = 0; i < levels_[depth].children.size(); ++i) {
+      const auto [symbol, first] = levels_[depth].children[i];
+      const size_t end = i + 1 < levels_[depth].children.size() ? levels_[depth].children[i + 1].second : hi;
+      BuildNode(static_cast<int32_t>(base + symbol), first, end, depth + 1);
     }
   }
 
@@ -131,8 +153,10 @@ class Builder {
   std::span<const int32_t> values_;
   const std::vector<CharCode>& symbols_;
   std::vector<DoubleArrayTrie::Unit> units_;
+  std::vector<int32_t> node_values_;
   std::vector<uint64_t> used_;
   std::vector<uint32_t> block_used_;
+  std::vector<Level> levels_;
   size_t start_block_[5];
   size_t tail_ = 1;
 };
@@ -143,7 +167,9 @@ DoubleArrayTrie DoubleArrayTrie::Build(std::span<const std::u16string_view> keys
                                        std::span<const int32_t> values) {
   DoubleArrayTrie trie;
   trie.symbols_ = RankSymbols(keys);
-  trie.units_ = Builder(keys, values, trie.symbols_).Run();
+  Builder builder(keys, values, trie.symbols_);
+  trie.units_ = builder.Run();
+  trie.values_ = std::move(builder.values());
   return trie;
 }
 

@@ -49,12 +49,10 @@ void AppendSearchWords(const segment_internal::DictionaryData& dict, std::string
 
 Status Segmenter::CutInto(std::string_view text, const CutOptions& options,
                           std::vector<std::string_view>* words) {
-  if (const size_t bad = FindInvalidUtf8(text); bad != text.size()) {
-    return Status::InvalidArgument("invalid UTF-8 at byte offset " + std::to_string(bad));
-  }
   if (text.size() >= (uint64_t{1} << 32)) {
     return Status::ResourceExhausted("text of 4 GiB or more cannot be segmented in one call");
   }
+  const size_t first_word = words->size();
   switch (options.mode) {
     case CutMode::kDefault:
       if (options.hmm) {
@@ -85,6 +83,10 @@ Status Segmenter::CutInto(std::string_view text, const CutOptions& options,
       });
       break;
     }
+  }
+  if (auto bad = engine_->TakeFirstInvalid()) {
+    words->resize(first_word);
+    return Status::InvalidArgument("invalid UTF-8 at byte offset " + std::to_string(*bad));
   }
   return Status::OK();
 }

@@ -77,9 +77,11 @@ TEST(TermsMode, ChineseWordsAreWeightedByIdf) {
   auto flush = [&] {
     auto words = segmenter.Cut(run);
     ASSERT_TRUE(words.ok());
+    auto idf = IdfTable::Default();
+    ASSERT_TRUE(idf.ok());
     for (auto w : *words) {
-      const auto idf = model->idf().Find(w);
-      features.emplace_back(std::string(w), idf ? *idf : model->idf().median());
+      const auto value = (*idf)->Find(w);
+      features.emplace_back(std::string(w), value ? *value : (*idf)->median());
     }
     run.clear();
   };

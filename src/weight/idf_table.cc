@@ -1,7 +1,6 @@
 #include <algorithm>
-#include <cerrno>
-#include <cstdlib>
-#include <mutex>
+#include <bit>
+#include <charconv>
 
 #include "neardup/keywords.h"
 #include "neardup/text.h"
@@ -11,20 +10,17 @@
 namespace neardup {
 namespace {
 
-// Python's float() of an IDF field: a decimal number (strtod syntax without hexadecimal forms).
+// Python's float() of an IDF field: a decimal number, correctly rounded like Python's.
 bool ParseIdf(std::string_view field, double* value) {
   if (field.empty() || field.size() > 64 || field.find_first_of("xX") != std::string_view::npos) {
     return false;
   }
-  const std::string copy(field);
-  char* end = nullptr;
-  errno = 0;
-  *value = std::strtod(copy.c_str(), &end);
-  return end == copy.c_str() + copy.size() && errno != ERANGE;
+  if (field.front() == '+') field.remove_prefix(1);
+  const auto [end, error] = std::from_chars(field.data(), field.data() + field.size(), *value);
+  return error == std::errc() && end == field.data() + field.size();
 }
 
-template <typename Map>
-double Median(const Map& idf) {
+double Median(const std::vector<std::pair<std::string_view, double>>& idf) {
   if (idf.empty()) return 0;
   std::vector<double> values;
   values.reserve(idf.size());
@@ -39,15 +35,16 @@ double Median(const Map& idf) {
 Result<std::shared_ptr<const IdfTable>> IdfTable::Load(const std::string& path) {
   auto content = segment_internal::ReadWholeFile(path);
   if (!content.ok()) return content.status().WithContext("IDF table");
-  const std::string_view text = *content;
+  std::shared_ptr<IdfTable> table(new IdfTable());
+  table->words_ = std::move(*content);
+  const std::string_view text = table->words_;
   if (const size_t bad = FindInvalidUtf8(text); bad != text.size()) {
     size_t line = 1 + static_cast<size_t>(std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(bad), '\n'));
     return Status::InvalidArgument(path + ":" + std::to_string(line) + ": invalid UTF-8 at byte offset " +
                                    std::to_string(bad));
   }
-  std::shared_ptr<IdfTable> table(new IdfTable());
   table->source_ = path;
-  table->idf_.reserve(text.size() / 16);
+  table->index_.assign(std::bit_ceil(text.size() / 8 + 16), 0);
   Status status;
   weight_internal::ForEachPythonLine(text, [&](std::string_view raw, size_t number) {
     if (!status.ok()) return;
@@ -63,37 +60,70 @@ Result<std::shared_ptr<const IdfTable>> IdfTable::Load(const std::string& path) 
                                        ": expected 'word idf', got '" + std::string(line.substr(0, 80)) + "'");
       return;
     }
-    table->idf_.insert_or_assign(std::string(line.substr(0, space)), value);
+    table->Put(line.substr(0, space), value);
   });
   if (!status.ok()) return status;
-  table->median_ = Median(table->idf_);
+  table->Finalize();
   return std::shared_ptr<const IdfTable>(std::move(table));
 }
 
 Result<std::shared_ptr<const IdfTable>> IdfTable::Default() {
-  static std::once_flag once;
-  static Result<std::shared_ptr<const IdfTable>>* loaded = nullptr;
-  std::call_once(once, [] {
-    auto dir = FindJiebaDirectory();
-    loaded = new Result<std::shared_ptr<const IdfTable>>(
-        dir.ok() ? Load(*dir + "/analyse/idf.txt") : Result<std::shared_ptr<const IdfTable>>(dir.status()));
-  });
-  return *loaded;
+  auto dir = FindJiebaDirectory();
+  if (!dir.ok()) return dir.status();
+  return Load(*dir + "/analyse/idf.txt");
 }
 
 std::shared_ptr<const IdfTable> IdfTable::FromEntries(std::vector<std::pair<std::string, double>> entries,
                                                       std::string source) {
   std::shared_ptr<IdfTable> table(new IdfTable());
   table->source_ = std::move(source);
-  for (auto& [word, value] : entries) table->idf_.insert_or_assign(std::move(word), value);
-  table->median_ = Median(table->idf_);
+  size_t bytes = 0;
+  for (const auto& [word, value] : entries) bytes += word.size();
+  table->words_.reserve(bytes);
+  for (const auto& [word, value] : entries) table->words_.append(word);
+  table->index_.assign(std::bit_ceil(entries.size() * 2 + 16), 0);
+  size_t offset = 0;
+  for (const auto& [word, value] : entries) {
+    table->Put(std::string_view(table->words_).substr(offset, word.size()), value);
+    offset += word.size();
+  }
+  table->Finalize();
   return table;
 }
 
+void IdfTable::Put(std::string_view word, double value) {
+  if (entries_.size() * 2 >= index_.size()) {
+    index_.assign(index_.size() * 2, 0);
+    const size_t mask = index_.size() - 1;
+    for (size_t e = 0; e < entries_.size(); ++e) {
+      size_t i = std::hash<std::string_view>{}(entries_[e].first) & mask;
+      while (index_[i] != 0) i = (i + 1) & mask;
+      index_[i] = static_cast<uint32_t>(e + 1);
+    }
+  }
+  const size_t mask = index_.size() - 1;
+  size_t i = std::hash<std::string_view>{}(word) & mask;
+  while (index_[i] != 0) {
+    auto& entry = entries_[index_[i] - 1];
+    if (entry.first == word) {
+      entry.second = value;
+      return;
+    }
+    i = (i + 1) & mask;
+  }
+  index_[i] = static_cast<uint32_t>(entries_.size() + 1);
+  entries_.emplace_back(word, value);
+}
+
+void IdfTable::Finalize() { median_ = Median(entries_); }
+
 std::optional<double> IdfTable::Find(std::string_view word) const {
-  auto it = idf_.find(word);
-  if (it == idf_.end()) return std::nullopt;
-  return it->second;
+  const size_t mask = index_.size() - 1;
+  for (size_t i = std::hash<std::string_view>{}(word) & mask; index_[i] != 0; i = (i + 1) & mask) {
+    const auto& entry = entries_[index_[i] - 1];
+    if (entry.first == word) return entry.second;
+  }
+  return std::nullopt;
 }
 
 StopWords StopWords::JiebaDefault() {
@@ -102,9 +132,14 @@ StopWords StopWords::JiebaDefault() {
                            "for", "an",   "are",  "by",  "be",   "as",    "on",   "with",
                            "can", "if",   "from", "which", "you", "it",   "this", "then",
                            "at",  "have", "all",  "not", "one",  "has",   "or"}) {
-    stop.words_.insert(word);
+    stop.Insert(word);
   }
   return stop;
+}
+
+void StopWords::Insert(std::string_view word) {
+  if (!word.empty() && static_cast<unsigned char>(word[0]) >= 0x80) ascii_only_ = false;
+  words_.emplace(word);
 }
 
 Status StopWords::AddFile(const std::string& path) {
@@ -116,7 +151,7 @@ Status StopWords::AddFile(const std::string& path) {
     return Status::InvalidArgument(path + ":" + std::to_string(line) + ": invalid UTF-8 at byte offset " +
                                    std::to_string(bad));
   }
-  weight_internal::ForEachPythonLine(text, [&](std::string_view line, size_t) { words_.emplace(line); });
+  weight_internal::ForEachPythonLine(text, [&](std::string_view line, size_t) { Insert(line); });
   return Status::OK();
 }
 

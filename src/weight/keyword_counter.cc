@@ -9,13 +9,17 @@ KeywordCounter::KeywordCounter(const KeywordModel& model)
       dict_(model.dictionary()->data()),
       engine_(dict_),
       table_nodes_(1024, -1),
-      table_entries_(1024, 0) {}
+      table_entries_(1024, 0),
+      word_table_(256, {0, 0}) {
+  engine_.set_resolve_nodes(true);
+}
 
 void KeywordCounter::Reset() {
   for (size_t slot : used_slots_) table_nodes_[slot] = -1;
   used_slots_.clear();
+  for (size_t slot : used_word_slots_) word_table_[slot] = {0, 0};
+  used_word_slots_.clear();
   entries_.clear();
-  word_index_.clear();
   pending.clear();
   consumed = 0;
 }
@@ -56,24 +60,40 @@ void KeywordCounter::Count(std::string_view word, int32_t node) {
     entries_.push_back({std::string(word), 1.0, node});
     return;
   }
-  auto [it, inserted] = word_index_.try_emplace(std::string(word), static_cast<uint32_t>(entries_.size()));
-  if (inserted) {
-    entries_.push_back({std::string(word), 1.0, -1});
-  } else {
-    entries_[it->second].count += 1.0;
+  if (used_word_slots_.size() * 2 >= word_table_.size()) {
+    std::vector<std::pair<uint64_t, uint32_t>> old(word_table_.size() * 2, {0, 0});
+    old.swap(word_table_);
+    used_word_slots_.clear();
+    for (const auto& slot : old) {
+      if (slot.second == 0) continue;
+      size_t i = slot.first & (word_table_.size() - 1);
+      while (word_table_[i].second != 0) i = (i + 1) & (word_table_.size() - 1);
+      word_table_[i] = slot;
+      used_word_slots_.push_back(i);
+    }
   }
+  const uint64_t hash = std::hash<std::string_view>{}(word);
+  const size_t mask = word_table_.size() - 1;
+  size_t i = hash & mask;
+  for (; word_table_[i].second != 0; i = (i + 1) & mask) {
+    if (word_table_[i].first == hash && entries_[word_table_[i].second - 1].word == word) {
+      entries_[word_table_[i].second - 1].count += 1.0;
+      return;
+    }
+  }
+  entries_.push_back({std::string(word), 1.0, node});
+  word_table_[i] = {hash, static_cast<uint32_t>(entries_.size())};
+  used_word_slots_.push_back(i);
 }
 
-void KeywordCounter::AddBlocks(std::string_view text) {
+std::optional<size_t> KeywordCounter::AddBlocks(std::string_view text) {
   engine_.CutDefault<true>(text, [this](std::string_view word, int32_t node) {
     // jieba drops words shorter than two characters after strip(); the only word of several
     // characters with white space in it is "\r\n".
     if (IsOneCharacter(word) || word == "\r\n") return;
-    if (node < 0) {
-      node = segment_internal::ToCodes(word, &codes_) ? dict_.trie.Find(codes_) : -1;
-    }
     Count(word, node);
   });
+  return engine_.TakeFirstInvalid();
 }
 
 std::vector<Keyword> KeywordCounter::Finish(size_t top) {
@@ -88,11 +108,16 @@ std::vector<Keyword> KeywordCounter::Finish(size_t top) {
   const StopWords& stop = model_.stop_words();
   double total = 0;
   for (const Entry& entry : entries_) {
-    lower = entry.word;
-    for (char& c : lower) {
-      if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+    // jieba compares wc.lower(); words here are block characters, so only ASCII letters change.
+    std::string_view key = entry.word;
+    if (std::any_of(key.begin(), key.end(), [](char c) { return c >= 'A' && c <= 'Z'; })) {
+      lower.assign(key);
+      for (char& c : lower) {
+        if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+      }
+      key = lower;
     }
-    if (stop.Contains(lower)) continue;
+    if (stop.Contains(key)) continue;
     kept.push_back({&entry, 0, kept.size()});
     total += entry.count;
   }

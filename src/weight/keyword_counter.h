@@ -4,6 +4,7 @@
 #define NEARDUP_WEIGHT_KEYWORD_COUNTER_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -27,9 +28,10 @@ class KeywordCounter {
 
   void Reset();
 
-  // Counts the candidate words of `text` (valid UTF-8). Pieces must be cut where jieba would cut
-  // blocks anyway (after a character outside re_han_default).
-  void AddBlocks(std::string_view text);
+  // Counts the candidate words of `text`. Pieces must be cut where jieba would cut blocks anyway
+  // (after a character outside re_han_default). Returns the offset of the first invalid UTF-8
+  // sequence in `text`, if any (the counts are then meaningless).
+  std::optional<size_t> AddBlocks(std::string_view text);
 
   // Weighted, ranked keywords of everything added since Reset(); top 0 means all.
   std::vector<Keyword> Finish(size_t top);
@@ -58,8 +60,9 @@ class KeywordCounter {
   std::vector<int32_t> table_nodes_;
   std::vector<uint32_t> table_entries_;
   std::vector<size_t> used_slots_;
-  std::unordered_map<std::string, uint32_t> word_index_;
-  std::u16string codes_;
+  // The same for words outside the trie: (hash, entry index + 1), index 0 when free.
+  std::vector<std::pair<uint64_t, uint32_t>> word_table_;
+  std::vector<size_t> used_word_slots_;
 };
 
 }  // namespace neardup::weight_internal

@@ -11,19 +11,24 @@ namespace neardup {
 using weight_internal::KeywordCounter;
 
 std::shared_ptr<const KeywordModel> KeywordModel::Create(std::shared_ptr<const Dictionary> dictionary,
-                                                         std::shared_ptr<const IdfTable> idf,
-                                                         StopWords stop_words) {
+                                                         const IdfTable& idf, StopWords stop_words) {
   std::shared_ptr<KeywordModel> model(new KeywordModel());
   const auto& trie = dictionary->data().trie;
   model->node_idf_.assign(trie.units().size(), std::nan(""));
   std::u16string codes;
-  for (const auto& [word, value] : idf->entries()) {
-    if (!segment_internal::ToCodes(word, &codes) || codes.empty()) continue;
-    const int32_t node = trie.Find(codes);
-    if (node >= 0) model->node_idf_[static_cast<size_t>(node)] = value;
+  std::vector<std::pair<std::string, double>> others;
+  for (const auto& [word, value] : idf.entries()) {
+    const int32_t node = segment_internal::ToCodes(word, &codes) && !codes.empty() ? trie.Find(codes) : -1;
+    if (node >= 0) {
+      model->node_idf_[static_cast<size_t>(node)] = value;
+    } else {
+      others.emplace_back(word, value);
+    }
   }
+  model->other_idf_ = IdfTable::FromEntries(std::move(others), idf.source());
   model->dictionary_ = std::move(dictionary);
-  model->idf_ = std::move(idf);
+  model->median_idf_ = idf.median();
+  model->idf_source_ = idf.source();
   model->stop_words_ = std::move(stop_words);
   return model;
 }
@@ -40,14 +45,14 @@ Result<std::shared_ptr<const KeywordModel>> KeywordModel::Default() {
       loaded = new Result<std::shared_ptr<const KeywordModel>>(idf.status());
     } else {
       loaded = new Result<std::shared_ptr<const KeywordModel>>(
-          Create(*dictionary, *idf, StopWords::JiebaDefault()));
+          Create(*dictionary, **idf, StopWords::JiebaDefault()));
     }
   });
   return *loaded;
 }
 
 double KeywordModel::IdfOf(std::string_view word, int32_t node) const {
-  if (node < 0) {
+  if (node < -1) {
     std::u16string codes;
     if (segment_internal::ToCodes(word, &codes) && !codes.empty()) {
       node = dictionary_->data().trie.Find(codes);
@@ -56,9 +61,9 @@ double KeywordModel::IdfOf(std::string_view word, int32_t node) const {
   if (node >= 0) {
     // A trie word's IDF, if the table has it, was joined by node.
     const double idf = node_idf_[static_cast<size_t>(node)];
-    return std::isnan(idf) ? idf_->median() : idf;
+    return std::isnan(idf) ? median_idf_ : idf;
   }
-  return idf_->Find(word).value_or(idf_->median());
+  return other_idf_->Find(word).value_or(median_idf_);
 }
 
 KeywordExtractor::KeywordExtractor(std::shared_ptr<const KeywordModel> model)
@@ -68,11 +73,10 @@ KeywordExtractor::KeywordExtractor(KeywordExtractor&&) noexcept = default;
 KeywordExtractor& KeywordExtractor::operator=(KeywordExtractor&&) noexcept = default;
 
 Result<std::vector<Keyword>> KeywordExtractor::Extract(std::string_view text, size_t top) {
-  if (const size_t bad = FindInvalidUtf8(text); bad != text.size()) {
-    return Status::InvalidArgument("invalid UTF-8 at byte offset " + std::to_string(bad));
-  }
   counter_->Reset();
-  counter_->AddBlocks(text);
+  if (auto bad = counter_->AddBlocks(text)) {
+    return Status::InvalidArgument("invalid UTF-8 at byte offset " + std::to_string(*bad));
+  }
   return counter_->Finish(top);
 }
 
@@ -107,22 +111,20 @@ Status KeywordExtractor::Add(std::string_view piece) {
   pending.append(piece);
   const size_t cut = LastBlockBoundary(pending);
   if (cut == 0) return Status::OK();
-  const std::string_view ready(pending.data(), cut);
-  if (const size_t bad = FindInvalidUtf8(ready); bad != ready.size()) {
-    return Status::InvalidArgument("invalid UTF-8 at byte offset " + std::to_string(counter_->consumed + bad));
+  if (auto bad = counter_->AddBlocks(std::string_view(pending.data(), cut))) {
+    return Status::InvalidArgument("invalid UTF-8 at byte offset " + std::to_string(counter_->consumed + *bad));
   }
-  counter_->AddBlocks(ready);
   counter_->consumed += cut;
   pending.erase(0, cut);
   return Status::OK();
 }
 
 Result<std::vector<Keyword>> KeywordExtractor::Finish(size_t top) {
-  const std::string& pending = counter_->pending;
-  if (const size_t bad = FindInvalidUtf8(pending); bad != pending.size()) {
-    return Status::InvalidArgument("invalid UTF-8 at byte offset " + std::to_string(counter_->consumed + bad));
+  if (auto bad = counter_->AddBlocks(counter_->pending)) {
+    const uint64_t offset = counter_->consumed + *bad;
+    counter_->Reset();
+    return Status::InvalidArgument("invalid UTF-8 at byte offset " + std::to_string(offset));
   }
-  counter_->AddBlocks(pending);
   auto keywords = counter_->Finish(top);
   counter_->Reset();
   return keywords;
