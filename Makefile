@@ -4,7 +4,7 @@ RELEASE := build/release
 ASAN := build/asan
 CMAKE_FLAGS ?=
 
-.PHONY: all deps build asan test test-release test-asan demo bench quality format clean kat fuzz
+.PHONY: all deps build build-tests asan test test-release test-asan demo bench quality format clean kat fuzz
 
 all: build
 
@@ -12,14 +12,19 @@ deps:
 	@scripts/install-deps.sh
 
 build: deps
-	@cmake -S . -B $(RELEASE) -G Ninja -DCMAKE_BUILD_TYPE=Release $(CMAKE_FLAGS) >/dev/null
+	@cmake -S . -B $(RELEASE) -G Ninja -DCMAKE_BUILD_TYPE=Release -DNEARDUP_BUILD_BENCH=ON $(CMAKE_FLAGS) >/dev/null
+	@cmake --build $(RELEASE) -j $(JOBS)
+
+# The Release build without the benchmark programs (what the tests need).
+build-tests: deps
+	@cmake -S . -B $(RELEASE) -G Ninja -DCMAKE_BUILD_TYPE=Release -DNEARDUP_BUILD_BENCH=OFF $(CMAKE_FLAGS) >/dev/null
 	@cmake --build $(RELEASE) -j $(JOBS)
 
 asan: deps
 	@cmake -S . -B $(ASAN) -G Ninja -DCMAKE_BUILD_TYPE=Debug -DNEARDUP_SANITIZE=ON -DNEARDUP_BUILD_BENCH=OFF $(CMAKE_FLAGS) >/dev/null
 	@cmake --build $(ASAN) -j $(JOBS)
 
-test-release: build
+test-release: build-tests
 	@ctest --test-dir $(RELEASE) --output-on-failure -j $(JOBS)
 
 test-asan: asan
