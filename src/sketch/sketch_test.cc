@@ -1,0 +1,190 @@
+// The sketch against exact Jaccard on random sets, densification, band collision rates against the
+// formula, and bad options and sizes.
+#include "neardup/sketch.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+
+#include "sketch/sketch_testutil.h"
+#include "testutil.h"
+
+namespace neardup {
+namespace {
+
+struct Computed {
+  std::vector<uint8_t> sketch;
+  std::vector<uint32_t> keys;
+};
+
+Computed Compute(const Sketcher& sketcher, const std::vector<uint64_t>& hashes) {
+  Computed c{std::vector<uint8_t>(sketcher.sketch_bytes()),
+             std::vector<uint32_t>(static_cast<size_t>(sketcher.options().bands))};
+  Status status = sketcher.Compute(hashes, c.sketch, c.keys);
+  EXPECT_TRUE(status.ok()) << status.ToString();
+  return c;
+}
+
+double Estimate(const Sketcher& sketcher, const Computed& a, const Computed& b) {
+  auto estimate = sketcher.EstimateJaccard(a.sketch, b.sketch);
+  EXPECT_TRUE(estimate.ok());
+  return estimate.ok() ? *estimate : -2;
+}
+
+std::unique_ptr<Sketcher> Make(int bins, int bits, int bands = 20, int rows = 6) {
+  auto sketcher = Sketcher::Create({bins, bits, bands, rows});
+  EXPECT_TRUE(sketcher.ok()) << sketcher.status().ToString();
+  return std::move(*sketcher);
+}
+
+// Standard deviation of the estimate when each of `bins` bins agrees independently with probability
+// J + (1 - J) 2^-b (binomial), scaled by the estimator.
+double ExpectedError(double jaccard, int bins, int bits) {
+  const double chance = std::ldexp(1.0, -bits);
+  const double p = jaccard + (1 - jaccard) * chance;
+  return std::sqrt(p * (1 - p) / bins) / (1 - chance);
+}
+
+TEST(SketchTest, EstimatesStayWithinTheExpectedErrorOfExactJaccard) {
+  std::mt19937_64 rng(1);
+  for (auto [bins, bits] : {std::pair{1024, 1}, {512, 2}, {256, 4}, {64, 8}, {128, 32}}) {
+    auto sketcher = Make(bins, bits, 8, 4);
+    for (auto [shared, only] : {std::pair<size_t, size_t>{3000, 3000}, {4000, 1000}, {8000, 1000},
+                                {9500, 250}, {200, 3000}}) {
+      double sum = 0;
+      const int trials = 30;
+      for (int t = 0; t < trials; ++t) {
+        auto sets = testing::MakeSetPair(rng, shared, only);
+        ASSERT_DOUBLE_EQ(testing::ExactJaccard(sets.a, sets.b), sets.jaccard);
+        const double estimate =
+            Estimate(*sketcher, Compute(*sketcher, sets.a), Compute(*sketcher, sets.b));
+        const double sigma = ExpectedError(sets.jaccard, bins, bits);
+        EXPECT_LE(std::abs(estimate - sets.jaccard), 4.5 * sigma + 1e-9)
+            << bins << "x" << bits << " J=" << sets.jaccard;
+        sum += estimate;
+      }
+      // Unbiased: the mean of the trials is within 4 standard errors of the mean.
+      const double sigma = ExpectedError(static_cast<double>(shared) / (shared + 2 * only), bins, bits);
+      EXPECT_NEAR(sum / trials, static_cast<double>(shared) / (shared + 2 * only),
+                  4 * sigma / std::sqrt(trials) + 1e-9)
+          << bins << "x" << bits;
+    }
+  }
+}
+
+TEST(SketchTest, OrderAndRepeatsDoNotChangeTheSketch) {
+  std::mt19937_64 rng(2);
+  auto sketcher = Make(1024, 1);
+  auto sets = testing::MakeSetPair(rng, 500, 0);
+  auto shuffled = sets.a;
+  shuffled.insert(shuffled.end(), sets.a.begin(), sets.a.begin() + 100);
+  std::shuffle(shuffled.begin(), shuffled.end(), rng);
+  const Computed x = Compute(*sketcher, sets.a), y = Compute(*sketcher, shuffled);
+  EXPECT_EQ(x.sketch, y.sketch);
+  EXPECT_EQ(x.keys, y.keys);
+  EXPECT_DOUBLE_EQ(Estimate(*sketcher, x, y), 1.0);
+}
+
+TEST(SketchTest, DensificationFillsEveryBinOfSmallSets) {
+  // 5 hashes in 1024 bins: 1019 bins or more are empty before densification. Without it, two
+  // disjoint small sets would agree on every empty bin and look identical.
+  std::mt19937_64 rng(3);
+  for (int bits : {1, 8}) {
+    auto sketcher = Make(1024, bits);
+    double disjoint_sum = 0, overlap_sum = 0;
+    const int trials = 200;
+    for (int t = 0; t < trials; ++t) {
+      auto disjoint = testing::MakeSetPair(rng, 0, 5);
+      disjoint_sum += Estimate(*sketcher, Compute(*sketcher, disjoint.a), Compute(*sketcher, disjoint.b));
+      auto overlap = testing::MakeSetPair(rng, 12, 2);  // J = 0.75
+      overlap_sum += Estimate(*sketcher, Compute(*sketcher, overlap.a), Compute(*sketcher, overlap.b));
+    }
+    EXPECT_NEAR(disjoint_sum / trials, 0.0, 0.03) << bits;
+    EXPECT_NEAR(overlap_sum / trials, 0.75, 0.04) << bits;
+    // One hash: every bin copies the same minimum with a different step, so the stored values vary
+    // from bin to bin (8-bit bins: a constant sketch would mean the step was not mixed in).
+    if (bits == 8) {
+      std::vector<uint8_t> values = Compute(*sketcher, {rng()}).sketch;
+      std::sort(values.begin(), values.end());
+      const auto distinct = std::unique(values.begin(), values.end()) - values.begin();
+      EXPECT_GT(distinct, 200);
+    }
+  }
+}
+
+TEST(SketchTest, EmptySetGivesZeros) {
+  auto sketcher = Make(1024, 1);
+  const Computed empty = Compute(*sketcher, {});
+  EXPECT_EQ(empty.sketch, std::vector<uint8_t>(128, 0));
+  EXPECT_EQ(empty.keys, std::vector<uint32_t>(20, 0));
+}
+
+TEST(SketchTest, BandCollisionRateFollowsTheFormula) {
+  std::mt19937_64 rng(4);
+  const int bands = 20, rows = 6;
+  auto sketcher = Make(1024, 1, bands, rows);
+  for (auto [shared, only] : {std::pair<size_t, size_t>{4000, 500}, {2000, 1000}}) {
+    const double jaccard = static_cast<double>(shared) / (shared + 2 * only);
+    const double per_band = std::pow(jaccard, rows);
+    size_t agreeing = 0, total = 0;
+    const int trials = testing::Sanitized() ? 40 : 150;
+    for (int t = 0; t < trials; ++t) {
+      auto sets = testing::MakeSetPair(rng, shared, only);
+      const Computed a = Compute(*sketcher, sets.a), b = Compute(*sketcher, sets.b);
+      for (int j = 0; j < bands; ++j) agreeing += a.keys[j] == b.keys[j];
+      total += bands;
+    }
+    const double sigma = std::sqrt(per_band * (1 - per_band) / static_cast<double>(total));
+    EXPECT_NEAR(static_cast<double>(agreeing) / static_cast<double>(total), per_band, 5 * sigma + 0.01)
+        << "J=" << jaccard;
+  }
+}
+
+TEST(SketchTest, ChooseRowsFollowsTheMath) {
+  // 20 bands at J = 0.8: 6 rows give 1 - (1 - 0.8^6)^20 = 0.9977, 7 rows 0.9910 (< 0.995).
+  EXPECT_NEAR(BandCollisionProbability(0.8, 20, 6), 0.9977, 1e-4);
+  EXPECT_NEAR(BandCollisionProbability(0.8, 20, 7), 0.9910, 1e-4);
+  auto rows = ChooseRows(0.8, 20, 0.995);
+  ASSERT_TRUE(rows.ok());
+  EXPECT_EQ(*rows, 6);
+  for (double t : {0.5, 0.7, 0.9, 0.95}) {
+    auto r = ChooseRows(t, 20, 0.995);
+    ASSERT_TRUE(r.ok());
+    EXPECT_GE(BandCollisionProbability(t, 20, *r), 0.995) << t;
+    EXPECT_LT(BandCollisionProbability(t, 20, *r + 1), 0.995) << t;
+  }
+  EXPECT_FALSE(ChooseRows(0, 20).ok());
+  EXPECT_FALSE(ChooseRows(1.5, 20).ok());
+  EXPECT_FALSE(ChooseRows(0.8, 0).ok());
+  EXPECT_FALSE(ChooseRows(0.8, 65).ok());
+  EXPECT_FALSE(ChooseRows(0.8, 20, 1.0).ok());
+}
+
+TEST(SketchTest, BadOptionsAndSizesAreRejected) {
+  for (SketchOptions bad : {SketchOptions{100, 1, 20, 6}, SketchOptions{32, 1, 4, 2},
+                            SketchOptions{8192, 1, 20, 6}, SketchOptions{1024, 3, 20, 6},
+                            SketchOptions{1024, 0, 20, 6}, SketchOptions{1024, 64, 20, 6},
+                            SketchOptions{1024, 1, 0, 6}, SketchOptions{1024, 1, 65, 6},
+                            SketchOptions{1024, 1, 20, 0}, SketchOptions{64, 1, 20, 6}}) {
+    auto sketcher = Sketcher::Create(bad);
+    EXPECT_FALSE(sketcher.ok()) << bad.bins << "x" << bad.bits_per_bin << " " << bad.bands << "x"
+                                << bad.rows;
+    if (!sketcher.ok()) {
+      EXPECT_EQ(sketcher.status().code(), Status::Code::kInvalidArgument);
+    }
+  }
+  auto sketcher = Make(1024, 1);
+  EXPECT_EQ(sketcher->sketch_bytes(), 128u);
+  std::vector<uint64_t> hashes = {1, 2, 3};
+  std::vector<uint8_t> small(127), right(128);
+  std::vector<uint32_t> keys(20), few(19);
+  EXPECT_EQ(sketcher->Compute(hashes, small, keys).code(), Status::Code::kInvalidArgument);
+  EXPECT_EQ(sketcher->Compute(hashes, right, few).code(), Status::Code::kInvalidArgument);
+  EXPECT_TRUE(sketcher->Compute(hashes, right, keys).ok());
+  EXPECT_FALSE(sketcher->EstimateJaccard(right, small).ok());
+  EXPECT_FALSE(sketcher->EstimateJaccard(small, right).ok());
+}
+
+}  // namespace
+}  // namespace neardup
