@@ -30,12 +30,15 @@ struct InputFlags {
 
 void AddInputFlags(CLI::App* command, InputFlags* flags);
 
-// Fingerprint options as flags: --mode, --shingle-unit, --shingle-size, --no-normalize, --invalid-utf8,
-// --max-doc-bytes.
+// Fingerprint options as flags: --mode, --shingle-unit, --shingle-size, --weighting, --fold,
+// --fold-table, --no-normalize, --invalid-utf8, --max-doc-bytes.
 struct FingerprintFlags {
   std::string mode = "shingles";
   std::string shingle_unit = "word";
   int shingle_size = 3;
+  std::string weighting = "occurrences";
+  std::string fold = "none";
+  std::string fold_table = std::string(kDefaultTraditionalToSimplifiedTable);
   bool no_normalize = false;
   std::string invalid_utf8 = "replace";
   uint64_t max_document_bytes = 0;
