@@ -48,3 +48,4 @@ clean:
 # Regenerates the fingerprint known-answer vectors (only when the fingerprint is meant to change).
 kat: build
 	@$(RELEASE)/tests/neardup_kat_generate tests/data/kat_texts.txt > tests/data/fingerprint_vectors.tsv
+	@$(RELEASE)/tests/neardup_kat_generate --sketch tests/data/kat_texts.txt > tests/data/sketch_vectors.tsv

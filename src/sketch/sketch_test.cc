@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <bit>
 #include <cmath>
 #include <random>
 
@@ -69,6 +70,57 @@ TEST(SketchTest, EstimatesStayWithinTheExpectedErrorOfExactJaccard) {
       EXPECT_NEAR(sum / trials, static_cast<double>(shared) / (shared + 2 * only),
                   4 * sigma / std::sqrt(trials) + 1e-9)
           << bins << "x" << bits;
+    }
+  }
+}
+
+// The definition of include/neardup/sketch.h written out plainly (no shortcuts of the library).
+uint64_t PlainRemix(uint64_t x) {
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+Computed ReferenceSketch(const std::vector<uint64_t>& hashes, const SketchOptions& o) {
+  const int log_bins = std::countr_zero(static_cast<unsigned>(o.bins));
+  std::vector<uint64_t> minimum(o.bins, UINT64_MAX);
+  for (uint64_t h : hashes) {
+    const auto bin = static_cast<size_t>(h >> (64 - log_bins));
+    minimum[bin] = std::min(minimum[bin], PlainRemix(h));
+  }
+  std::vector<uint64_t> v(o.bins);
+  for (int b = 0; b < o.bins; ++b) {
+    int s = 0;
+    while (minimum[(b + s) % o.bins] == UINT64_MAX) ++s;
+    v[b] = PlainRemix(minimum[(b + s) % o.bins] + static_cast<uint64_t>(s));
+  }
+  Computed c{std::vector<uint8_t>(o.bins * o.bits_per_bin / 8, 0), std::vector<uint32_t>(o.bands)};
+  for (int b = 0; b < o.bins; ++b) {
+    for (int i = 0; i < o.bits_per_bin; ++i) {
+      const int bit = b * o.bits_per_bin + i;
+      if ((v[b] >> i) & 1) c.sketch[bit / 8] |= static_cast<uint8_t>(1u << (bit % 8));
+    }
+  }
+  const int stride = o.bins / (o.bands * o.rows);
+  for (int j = 0; j < o.bands; ++j) {
+    uint64_t h = 0x9E3779B97F4A7C15ULL * static_cast<uint64_t>(j + 1);
+    for (int i = 0; i < o.rows; ++i) h = PlainRemix(h ^ v[(i * o.bands + j) * stride]);
+    c.keys[j] = static_cast<uint32_t>(h >> 32);
+  }
+  return c;
+}
+
+TEST(SketchTest, MatchesTheDefinition) {
+  std::mt19937_64 rng(9);
+  for (SketchOptions o : {SketchOptions{}, SketchOptions{64, 8, 8, 2}, SketchOptions{512, 2, 12, 5},
+                          SketchOptions{4096, 32, 64, 3}}) {
+    auto sketcher = Make(o.bins, o.bits_per_bin, o.bands, o.rows);
+    for (size_t n : {1, 3, 40, 2000}) {
+      std::vector<uint64_t> hashes(n);
+      for (auto& h : hashes) h = rng();
+      const Computed want = ReferenceSketch(hashes, o), got = Compute(*sketcher, hashes);
+      EXPECT_EQ(got.sketch, want.sketch) << o.bins << "x" << o.bits_per_bin << " n=" << n;
+      EXPECT_EQ(got.keys, want.keys) << o.bins << "x" << o.bits_per_bin << " n=" << n;
     }
   }
 }
