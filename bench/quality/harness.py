@@ -124,7 +124,13 @@ def run_pairs_method(method, values, ks, run_dir, evaluator, name):
         values = dict(values, k=str(k))
         pairs_path = os.path.join(run_dir, "%s.%s%s.pairs.tsv" % (name, method["name"],
                                                                  ".k%d" % k if per_k else ""))
-        seconds = run_timed(expand(method["command"], values), pairs_path)
+        try:
+            seconds = run_timed(expand(method["command"], values), pairs_path)
+        except subprocess.CalledProcessError as error:
+            print("harness: %s on %s%s failed (exit %d): left out" % (
+                method["name"], name, " at k=%d" % k if per_k else "", error.returncode),
+                file=sys.stderr)
+            continue
         a, b, _ = evaluate.read_pairs(pairs_path, with_score=False)
         result = evaluator.score(a, b)
         for row_k in [k] if per_k else ks:
@@ -142,7 +148,8 @@ def print_collection_table(name, docs, evaluator, truth_seconds, results, ks):
     print("%-14s %7s " % ("method", "time s") + " ".join("%5s" % ("k=%d" % k) for k in ks))
     for method, rows in results:
         f1 = {k: r["f1"] for k, _, r in rows}
-        print("%-14s %7.2f " % (method, rows[0][1]) + " ".join("%5.3f" % f1[k] for k in ks))
+        print("%-14s %7.2f " % (method, rows[0][1]) +
+              " ".join("%5.3f" % f1[k] if k in f1 else "%5s" % "-" for k in ks))
     categories = sorted(sizes)
     print("best k per method: precision, recall, F1, recall per category:")
     widths = [max(6, len(c)) for c in categories]
@@ -192,6 +199,8 @@ def main():
                                                   name, args.tools)
                 else:
                     rows = run_pairs_method(method, values, ks, run_dir, evaluator, name)
+                if not rows:
+                    continue
                 results.append((method["name"], rows))
                 for k, seconds, r in rows:
                     results_file.write("%s\t%s\t%d\t%d\t%d\t%d\t%.4f\t%.4f\t%.4f\t%.3f\t%s\n" % (
