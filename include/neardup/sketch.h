@@ -2,18 +2,20 @@
 // worth estimating (doc/candidates.md gives the design and the math; doc/fingerprint.md the format).
 //
 // Both come from a document's distinct feature hashes (FingerprintBuilder::DistinctFeatureHashes with
-// FeatureWeighting::kDistinct), by one-permutation MinHash:
-//   - bin of a hash h: its top log2(bins) bits; value: Remix(h) (the splitmix64 finaliser);
+// FeatureWeighting::kDistinct), through their top 32 bits t, by one-permutation MinHash:
+//   - bin of t: its top log2(bins) bits; value: Remix(t) (the splitmix64 finaliser);
 //   - every bin keeps the minimum value of its hashes;
 //   - densification: an empty bin b takes the minimum m of the first non-empty bin b + s (s = 1, 2, ...
 //     cyclically), and every bin's final value is v_b = Remix(m + s) (s = 0 for a non-empty bin);
-//   - the stored sketch keeps the low bits_per_bin bits of each v_b, bin 0 first, packed from the
-//     least significant bit of byte 0 (bins * bits_per_bin / 8 bytes);
 //   - band j (of `bands`) hashes the full 64-bit v of its `rows` bins into a 32-bit key; its bins are
 //     spread over the sketch: bin (i * bands + j) * (bins / (bands * rows)) for row i.
-// Two documents with Jaccard similarity J agree on each bin with probability about J, so on a band
-// key with probability about J^rows; EstimateJaccard corrects the chance agreement of b-bit values:
-// J_est = (matches / bins - 2^-b) / (1 - 2^-b).
+// The stored sketch is a 4-byte count of the distinct features, then a payload of bins * bits_per_bin
+// / 8 bytes: for a document of at most payload / 4 features (32 by default) the sorted t themselves
+// (exact form: two such documents get their exact Jaccard similarity), otherwise the low bits_per_bin
+// bits of each v_b. Two documents with Jaccard similarity J agree on each bin with probability about
+// J, so on a band key with probability about J^rows; the estimate corrects the chance agreement of
+// b-bit values, (matches / bins - 2^-b) / (1 - 2^-b), and is capped by the bound J <= smaller count /
+// larger count. doc/fingerprint.md, section 9, is the byte-exact definition.
 //
 // Thread safety: a Sketcher is immutable after Create() and may be shared by threads.
 #ifndef NEARDUP_SKETCH_H_
@@ -35,8 +37,9 @@ namespace neardup {
 inline constexpr uint32_t kSketchVersion = 1;
 
 struct SketchOptions {
-  // Bins: a power of two, 64..4096. Bits kept per bin: 1, 2, 4, 8, 16 or 32. The default is 128 bytes:
-  // for a fixed size, more bins of fewer bits estimate Jaccard near 0.8 better (bench/quality).
+  // Bins: a power of two, 64..4096. Bits kept per bin: 1, 2, 4, 8, 16 or 32. The default payload is
+  // 128 bytes: for a fixed size, more bins of fewer bits estimate Jaccard near 0.8 better
+  // (doc/candidates.md).
   int bins = 1024;
   int bits_per_bin = 1;
   // LSH banding (bands * rows <= bins, bands <= 64). ChooseBanding() picks rows for a threshold.
@@ -65,26 +68,25 @@ class Sketcher {
 
   virtual ~Sketcher() = default;
 
-  // Bytes of one stored sketch (bins * bits_per_bin / 8).
+  // Bytes of one stored sketch: 4 + bins * bits_per_bin / 8 (132 with the defaults).
   virtual size_t sketch_bytes() const = 0;
+  // Documents with at most this many distinct features are stored in exact form (32 by default).
+  virtual size_t exact_capacity() const = 0;
   virtual const SketchOptions& options() const = 0;
 
-  // Writes the sketch of the set `feature_hashes` (duplicates are harmless) to `sketch` and its band
-  // keys to `band_keys`. InvalidArgument when sketch.size() != sketch_bytes() or band_keys.size() !=
-  // bands. An empty set gives an all-zero sketch and all-zero band keys.
+  // Writes the sketch of the set `feature_hashes` to `sketch` and its band keys to `band_keys`. The
+  // hashes must be distinct (their number is stored as the set's size); their order does not matter.
+  // InvalidArgument when sketch.size() != sketch_bytes() or band_keys.size() != bands. An empty set
+  // gives an all-zero sketch and all-zero band keys.
   virtual Status Compute(std::span<const uint64_t> feature_hashes, std::span<uint8_t> sketch,
                          std::span<uint32_t> band_keys) const = 0;
 
-  // Bins whose stored bits agree (0..bins). Both spans must hold sketch_bytes() bytes (unchecked: the
-  // hot path of the join; EstimateJaccard checks).
-  virtual int MatchingBins(const uint8_t* a, const uint8_t* b) const = 0;
+  // Estimated Jaccard similarity (in [-1, 1]; below 0 when fewer bins agree than by chance) of two
+  // sketches of sketch_bytes() bytes each (unchecked: the hot path of the join; EstimateJaccard
+  // checks). Exact when both are in exact form; 1 for two empty sets, 0 for one.
+  virtual double Estimate(const uint8_t* a, const uint8_t* b) const = 0;
 
-  // The estimate from a count of matching bins: (matches / bins - 2^-b) / (1 - 2^-b), in [-1, 1]
-  // (below 0 when fewer bins agree than by chance).
-  virtual double EstimateFromMatches(int matches) const = 0;
-
-  // Estimated Jaccard similarity of two stored sketches. InvalidArgument when a span is not
-  // sketch_bytes() long.
+  // Estimate() of two stored sketches. InvalidArgument when a span is not sketch_bytes() long.
   Result<double> EstimateJaccard(std::span<const uint8_t> a, std::span<const uint8_t> b) const;
 };
 
@@ -116,8 +118,9 @@ struct BandJoinStats {
 // only inside runs; a pair is verified only in the first band whose key both documents share, so no
 // pair is verified or reported twice. InvalidArgument when the spans disagree with the sketcher's
 // sizes or there are 2^32 documents or more. Memory: 16 bytes per document per thread (one band's
-// sort) plus 12 bytes per pair kept; time grows with the square of the longest run of equal keys
-// (many near-identical documents: group exact duplicates before joining).
+// sort) plus 12 bytes per pair kept (24 while the bands' results are merged); time grows with the
+// square of the longest run of equal keys (many near-identical documents: group exact duplicates
+// before joining).
 Result<std::vector<SimilarPair>> FindSimilarPairs(const Sketcher& sketcher,
                                                   std::span<const uint32_t> band_keys,
                                                   std::span<const uint8_t> sketches,

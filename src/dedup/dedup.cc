@@ -160,8 +160,7 @@ class Job {
   // Estimated Jaccard of two groups' sketches (kAccurate).
   double GroupJaccard(uint32_t a, uint32_t b) const {
     const size_t bytes = sketcher_->sketch_bytes();
-    return sketcher_->EstimateFromMatches(
-        sketcher_->MatchingBins(&table_.sketches[a * bytes], &table_.sketches[b * bytes]));
+    return sketcher_->Estimate(&table_.sketches[a * bytes], &table_.sketches[b * bytes]);
   }
   Status WriteDuplicatesAndClusters();
   Status WritePairs();
@@ -197,7 +196,6 @@ class Job {
   std::vector<uint32_t> group_of_;                    // document -> group (kNone: index dup)
   std::vector<uint32_t> group_members_, group_starts_;  // documents of each group
   std::vector<Pair> pairs_;                           // between distinct fingerprints
-  std::vector<float> pair_jaccard_;                   // kAccurate: estimated Jaccard of pairs_[i]
   std::vector<uint32_t> component_;                   // distinct fingerprint -> component root
   std::vector<uint32_t> kept_of_;                     // component root -> kept document
   std::vector<uint32_t> component_size_;              // component root -> documents
@@ -323,10 +321,8 @@ Status Job::GroupAndJoinSketches() {
   report_.candidates = stats.candidates;
   std::vector<uint32_t>().swap(table_.band_keys);  // not needed any more
   pairs_.reserve(similar->size());
-  pair_jaccard_.reserve(similar->size());
   for (const SimilarPair& p : *similar) {
     pairs_.push_back({p.first, p.second, std::popcount(distinct_[p.first] ^ distinct_[p.second])});
-    pair_jaccard_.push_back(p.jaccard);
   }
   return Status::OK();
 }
@@ -465,7 +461,7 @@ Status Job::WritePairs() {
   }
   for (size_t k = 0; k < pairs_.size(); ++k) {
     const Pair& p = pairs_[k];
-    const double jaccard = accurate_ ? pair_jaccard_[k] : 0;
+    const double jaccard = accurate_ ? GroupJaccard(p.first, p.second) : 0;
     for (uint32_t i = group_starts_[p.first]; i < group_starts_[p.first + 1]; ++i) {
       for (uint32_t j = group_starts_[p.second]; j < group_starts_[p.second + 1]; ++j) {
         write(group_members_[i], group_members_[j], p.distance, jaccard);

@@ -28,7 +28,7 @@ struct BandWork {
   std::span<const uint8_t> sketches;
   size_t bands;
   size_t documents;
-  int min_matches;  // the fewest matching bins whose estimate reaches the threshold
+  double threshold;
 };
 
 // The pairs verified in band j (those that share no earlier band key).
@@ -55,9 +55,9 @@ void JoinBand(const BandWork& w, size_t j, std::vector<uint64_t>* values, std::v
         for (size_t e = 0; e < j && !earlier; ++e) earlier = keys_a[e] == keys_b[e];
         if (earlier) continue;
         ++stats->candidates;
-        const int matches = w.sketcher.MatchingBins(&w.sketches[a * bytes], &w.sketches[b * bytes]);
-        if (matches < w.min_matches) continue;
-        out->push_back({a, b, static_cast<float>(w.sketcher.EstimateFromMatches(matches))});
+        const double jaccard = w.sketcher.Estimate(&w.sketches[a * bytes], &w.sketches[b * bytes]);
+        if (jaccard < w.threshold) continue;
+        out->push_back({a, b, static_cast<float>(jaccard)});
       }
     }
     start = end;
@@ -83,11 +83,7 @@ Result<std::vector<SimilarPair>> FindSimilarPairs(const Sketcher& sketcher,
   if (!(options.threshold >= -1 && options.threshold <= 1)) {
     return Status::InvalidArgument("threshold must be in [-1, 1], got " + std::to_string(options.threshold));
   }
-  int min_matches = 0;
-  const int bins = sketcher.options().bins;
-  while (min_matches <= bins && sketcher.EstimateFromMatches(min_matches) < options.threshold) ++min_matches;
-
-  const BandWork work{sketcher, band_keys, sketches, bands, documents, min_matches};
+  const BandWork work{sketcher, band_keys, sketches, bands, documents, options.threshold};
   std::vector<std::vector<SimilarPair>> found(bands);
   std::vector<BandJoinStats> band_stats(bands);
   std::atomic<size_t> next_band{0};

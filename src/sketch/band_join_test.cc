@@ -99,10 +99,11 @@ TEST(BandJoinTest, ManyIdenticalDocumentsGiveEachPairOnce) {
   ASSERT_TRUE(sketcher.ok());
   Corpus c;
   const std::vector<uint64_t> set = {11, 22, 33, 44, 55, 66, 77};
+  const size_t bytes = (*sketcher)->sketch_bytes();
   c.keys.resize(20 * 30);
-  c.sketches.resize(128 * 30);
+  c.sketches.resize(bytes * 30);
   for (size_t d = 0; d < 30; ++d) {
-    ASSERT_TRUE((*sketcher)->Compute(set, std::span(c.sketches).subspan(d * 128, 128),
+    ASSERT_TRUE((*sketcher)->Compute(set, std::span(c.sketches).subspan(d * bytes, bytes),
                                      std::span(c.keys).subspan(d * 20, 20)).ok());
   }
   BandJoinStats stats;
@@ -121,7 +122,7 @@ TEST(BandJoinTest, EmptyInputAndMismatchedSpans) {
   ASSERT_TRUE(none.ok());
   EXPECT_TRUE(none->empty());
   std::vector<uint32_t> keys(40);
-  std::vector<uint8_t> one_sketch(128), odd(100);
+  std::vector<uint8_t> one_sketch((*sketcher)->sketch_bytes()), odd(100);
   EXPECT_EQ(FindSimilarPairs(**sketcher, keys, one_sketch).status().code(), Status::Code::kInvalidArgument);
   EXPECT_EQ(FindSimilarPairs(**sketcher, std::span(keys).first(20), odd).status().code(),
             Status::Code::kInvalidArgument);

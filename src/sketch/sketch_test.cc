@@ -81,12 +81,23 @@ uint64_t PlainRemix(uint64_t x) {
   return x ^ (x >> 31);
 }
 
+void Put32(uint32_t v, std::vector<uint8_t>* out, size_t at) {
+  for (int k = 0; k < 4; ++k) (*out)[at + k] = static_cast<uint8_t>(v >> (8 * k));
+}
+
 Computed ReferenceSketch(const std::vector<uint64_t>& hashes, const SketchOptions& o) {
   const int log_bins = std::countr_zero(static_cast<unsigned>(o.bins));
+  const size_t payload = static_cast<size_t>(o.bins * o.bits_per_bin / 8);
+  Computed c{std::vector<uint8_t>(4 + payload, 0), std::vector<uint32_t>(o.bands, 0)};
+  if (hashes.empty()) return c;
+  Put32(static_cast<uint32_t>(hashes.size()), &c.sketch, 0);
   std::vector<uint64_t> minimum(o.bins, UINT64_MAX);
+  std::vector<uint32_t> tops;
   for (uint64_t h : hashes) {
-    const auto bin = static_cast<size_t>(h >> (64 - log_bins));
-    minimum[bin] = std::min(minimum[bin], PlainRemix(h));
+    const auto t = static_cast<uint32_t>(h >> 32);
+    tops.push_back(t);
+    const auto bin = static_cast<size_t>(t >> (32 - log_bins));
+    minimum[bin] = std::min(minimum[bin], PlainRemix(t));
   }
   std::vector<uint64_t> v(o.bins);
   for (int b = 0; b < o.bins; ++b) {
@@ -94,11 +105,15 @@ Computed ReferenceSketch(const std::vector<uint64_t>& hashes, const SketchOption
     while (minimum[(b + s) % o.bins] == UINT64_MAX) ++s;
     v[b] = PlainRemix(minimum[(b + s) % o.bins] + static_cast<uint64_t>(s));
   }
-  Computed c{std::vector<uint8_t>(o.bins * o.bits_per_bin / 8, 0), std::vector<uint32_t>(o.bands)};
-  for (int b = 0; b < o.bins; ++b) {
-    for (int i = 0; i < o.bits_per_bin; ++i) {
-      const int bit = b * o.bits_per_bin + i;
-      if ((v[b] >> i) & 1) c.sketch[bit / 8] |= static_cast<uint8_t>(1u << (bit % 8));
+  if (hashes.size() <= payload / 4) {
+    std::sort(tops.begin(), tops.end());
+    for (size_t i = 0; i < tops.size(); ++i) Put32(tops[i], &c.sketch, 4 + 4 * i);
+  } else {
+    for (int b = 0; b < o.bins; ++b) {
+      for (int i = 0; i < o.bits_per_bin; ++i) {
+        const int bit = b * o.bits_per_bin + i;
+        if ((v[b] >> i) & 1) c.sketch[4 + bit / 8] |= static_cast<uint8_t>(1u << (bit % 8));
+      }
     }
   }
   const int stride = o.bins / (o.bands * o.rows);
@@ -115,7 +130,7 @@ TEST(SketchTest, MatchesTheDefinition) {
   for (SketchOptions o : {SketchOptions{}, SketchOptions{64, 8, 8, 2}, SketchOptions{512, 2, 12, 5},
                           SketchOptions{4096, 32, 64, 3}}) {
     auto sketcher = Make(o.bins, o.bits_per_bin, o.bands, o.rows);
-    for (size_t n : {1, 3, 40, 2000}) {
+    for (size_t n : {1, 3, 16, 17, 32, 33, 40, 2000}) {
       std::vector<uint64_t> hashes(n);
       for (auto& h : hashes) h = rng();
       const Computed want = ReferenceSketch(hashes, o), got = Compute(*sketcher, hashes);
@@ -125,42 +140,83 @@ TEST(SketchTest, MatchesTheDefinition) {
   }
 }
 
-TEST(SketchTest, OrderAndRepeatsDoNotChangeTheSketch) {
+TEST(SketchTest, OrderDoesNotChangeTheSketch) {
   std::mt19937_64 rng(2);
   auto sketcher = Make(1024, 1);
-  auto sets = testing::MakeSetPair(rng, 500, 0);
-  auto shuffled = sets.a;
-  shuffled.insert(shuffled.end(), sets.a.begin(), sets.a.begin() + 100);
-  std::shuffle(shuffled.begin(), shuffled.end(), rng);
-  const Computed x = Compute(*sketcher, sets.a), y = Compute(*sketcher, shuffled);
-  EXPECT_EQ(x.sketch, y.sketch);
-  EXPECT_EQ(x.keys, y.keys);
-  EXPECT_DOUBLE_EQ(Estimate(*sketcher, x, y), 1.0);
+  for (size_t n : {20, 500}) {
+    auto sets = testing::MakeSetPair(rng, n, 0);
+    auto shuffled = sets.a;
+    std::shuffle(shuffled.begin(), shuffled.end(), rng);
+    const Computed x = Compute(*sketcher, sets.a), y = Compute(*sketcher, shuffled);
+    EXPECT_EQ(x.sketch, y.sketch);
+    EXPECT_EQ(x.keys, y.keys);
+    EXPECT_DOUBLE_EQ(Estimate(*sketcher, x, y), 1.0);
+  }
+}
+
+TEST(SketchTest, SmallSetsAreExact) {
+  // Up to 32 features (128 payload bytes / 4) the sketch holds the hashes: the estimate is the exact
+  // Jaccard similarity.
+  std::mt19937_64 rng(6);
+  auto sketcher = Make(1024, 1);
+  EXPECT_EQ(sketcher->exact_capacity(), 32u);
+  for (int t = 0; t < 300; ++t) {
+    const size_t shared = rng() % 20, only = rng() % 7;
+    if (shared + only == 0) continue;
+    auto sets = testing::MakeSetPair(rng, shared, only);
+    sets.b.resize(sets.b.size() - rng() % (only + 1));  // sizes may differ
+    EXPECT_DOUBLE_EQ(Estimate(*sketcher, Compute(*sketcher, sets.a), Compute(*sketcher, sets.b)),
+                     testing::ExactJaccard(sets.a, sets.b));
+  }
+}
+
+TEST(SketchTest, EstimatesNeverExceedTheSizeBound) {
+  // J(A, B) <= |A| / |B| for |A| <= |B|: a subset of 100 of 130 hashes has J = 100 / 130 exactly, and
+  // a bin estimate (which can come out above it) is capped there. Also across the two forms.
+  std::mt19937_64 rng(7);
+  auto sketcher = Make(1024, 1);
+  for (auto [small, large] : {std::pair<size_t, size_t>{100, 130}, {30, 36}, {32, 33}}) {
+    for (int t = 0; t < 50; ++t) {
+      std::vector<uint64_t> b(large);
+      for (auto& h : b) h = rng();
+      const std::vector<uint64_t> a(b.begin(), b.begin() + static_cast<std::ptrdiff_t>(small));
+      const double bound = static_cast<double>(small) / static_cast<double>(large);
+      const double estimate = Estimate(*sketcher, Compute(*sketcher, a), Compute(*sketcher, b));
+      EXPECT_LE(estimate, bound + 1e-12);
+      // Small sets fill few bins: the error is that of `large` samples rather than of 1024.
+      const int samples = static_cast<int>(std::min<size_t>(1024, large));
+      EXPECT_GE(estimate, bound - 6 * ExpectedError(bound, samples, 1)) << small << " of " << large;
+    }
+  }
 }
 
 TEST(SketchTest, DensificationFillsEveryBinOfSmallSets) {
-  // 5 hashes in 1024 bins: 1019 bins or more are empty before densification. Without it, two
-  // disjoint small sets would agree on every empty bin and look identical.
+  // 40 hashes in 1024 bins (past the exact form's 32 at 1 bit; 300 past its 256 at 8 bits): most bins
+  // are empty before densification. Without it, two disjoint small sets would agree on every empty
+  // bin.
   std::mt19937_64 rng(3);
   for (int bits : {1, 8}) {
     auto sketcher = Make(1024, bits);
     double disjoint_sum = 0, overlap_sum = 0;
     const int trials = 200;
     for (int t = 0; t < trials; ++t) {
-      auto disjoint = testing::MakeSetPair(rng, 0, 5);
+      const size_t scale = bits == 1 ? 1 : 8;  // sets just past the exact form
+      auto disjoint = testing::MakeSetPair(rng, 0, 40 * scale);
       disjoint_sum += Estimate(*sketcher, Compute(*sketcher, disjoint.a), Compute(*sketcher, disjoint.b));
-      auto overlap = testing::MakeSetPair(rng, 12, 2);  // J = 0.75
+      auto overlap = testing::MakeSetPair(rng, 48 * scale, 8 * scale);  // J = 0.75
       overlap_sum += Estimate(*sketcher, Compute(*sketcher, overlap.a), Compute(*sketcher, overlap.b));
     }
     EXPECT_NEAR(disjoint_sum / trials, 0.0, 0.03) << bits;
     EXPECT_NEAR(overlap_sum / trials, 0.75, 0.04) << bits;
-    // One hash: every bin copies the same minimum with a different step, so the stored values vary
-    // from bin to bin (8-bit bins: a constant sketch would mean the step was not mixed in).
+    // 300 hashes at 8 bits (past the 256 of the exact form): the stored values of copied bins vary
+    // from bin to bin (a sketch of few distinct bytes would mean the step was not mixed in).
     if (bits == 8) {
-      std::vector<uint8_t> values = Compute(*sketcher, {rng()}).sketch;
+      std::vector<uint64_t> few(300);
+      for (auto& h : few) h = rng();
+      std::vector<uint8_t> values = Compute(*sketcher, few).sketch;
       std::sort(values.begin(), values.end());
       const auto distinct = std::unique(values.begin(), values.end()) - values.begin();
-      EXPECT_GT(distinct, 200);
+      EXPECT_GT(distinct, 230);  // 1024 random bytes take about 251 distinct values
     }
   }
 }
@@ -168,7 +224,7 @@ TEST(SketchTest, DensificationFillsEveryBinOfSmallSets) {
 TEST(SketchTest, EmptySetGivesZeros) {
   auto sketcher = Make(1024, 1);
   const Computed empty = Compute(*sketcher, {});
-  EXPECT_EQ(empty.sketch, std::vector<uint8_t>(128, 0));
+  EXPECT_EQ(empty.sketch, std::vector<uint8_t>(132, 0));
   EXPECT_EQ(empty.keys, std::vector<uint32_t>(20, 0));
 }
 
@@ -227,9 +283,9 @@ TEST(SketchTest, BadOptionsAndSizesAreRejected) {
     }
   }
   auto sketcher = Make(1024, 1);
-  EXPECT_EQ(sketcher->sketch_bytes(), 128u);
+  EXPECT_EQ(sketcher->sketch_bytes(), 132u);
   std::vector<uint64_t> hashes = {1, 2, 3};
-  std::vector<uint8_t> small(127), right(128);
+  std::vector<uint8_t> small(131), right(132);
   std::vector<uint32_t> keys(20), few(19);
   EXPECT_EQ(sketcher->Compute(hashes, small, keys).code(), Status::Code::kInvalidArgument);
   EXPECT_EQ(sketcher->Compute(hashes, right, few).code(), Status::Code::kInvalidArgument);

@@ -1,4 +1,5 @@
 // One-permutation MinHash with rotation densification, b-bit storage and band keys.
+#include <algorithm>
 #include <array>
 #include <bit>
 #include <cmath>
@@ -16,40 +17,62 @@ constexpr int kMaxBins = 4096;
 constexpr int kMaxBands = 64;
 constexpr uint64_t kEmpty = UINT64_MAX;
 
+inline uint32_t Load32(const uint8_t* p) {
+  return uint32_t{p[0]} | uint32_t{p[1]} << 8 | uint32_t{p[2]} << 16 | uint32_t{p[3]} << 24;
+}
+
+inline void Store32(uint32_t v, uint8_t* p) {
+  for (int k = 0; k < 4; ++k) p[k] = static_cast<uint8_t>(v >> (8 * k));
+}
+
 class SketcherImpl final : public Sketcher {
  public:
   explicit SketcherImpl(const SketchOptions& options)
       : options_(options),
-        bytes_(static_cast<size_t>(options.bins) * static_cast<size_t>(options.bits_per_bin) / 8),
-        shift_(64 - std::countr_zero(static_cast<unsigned>(options.bins))),
-        value_mask_(options.bits_per_bin == 64 ? ~uint64_t{0}
-                                               : (uint64_t{1} << options.bits_per_bin) - 1),
+        payload_bytes_(static_cast<size_t>(options.bins) * static_cast<size_t>(options.bits_per_bin) / 8),
+        exact_capacity_(payload_bytes_ / 4),
+        shift_(32 - std::countr_zero(static_cast<unsigned>(options.bins))),
+        value_mask_((uint64_t{1} << options.bits_per_bin) - 1),
         band_stride_(options.bins / (options.bands * options.rows)) {
     // One bit at the start of every field of a 64-bit word: mismatching fields are counted there.
     for (int p = 0; p < 64; p += options.bits_per_bin) field_starts_ |= uint64_t{1} << p;
   }
 
-  size_t sketch_bytes() const override { return bytes_; }
+  size_t sketch_bytes() const override { return kHeaderBytes + payload_bytes_; }
+  size_t exact_capacity() const override { return exact_capacity_; }
   const SketchOptions& options() const override { return options_; }
 
   Status Compute(std::span<const uint64_t> feature_hashes, std::span<uint8_t> sketch,
                  std::span<uint32_t> band_keys) const override {
-    if (sketch.size() != bytes_) {
+    if (sketch.size() != sketch_bytes()) {
       return Status::InvalidArgument("sketch buffer of " + std::to_string(sketch.size()) +
-                                     " bytes, expected " + std::to_string(bytes_));
+                                     " bytes, expected " + std::to_string(sketch_bytes()));
     }
     if (band_keys.size() != static_cast<size_t>(options_.bands)) {
       return Status::InvalidArgument("band key buffer of " + std::to_string(band_keys.size()) +
                                      " keys, expected " + std::to_string(options_.bands));
     }
+    std::memset(sketch.data(), 0, sketch.size());
     if (feature_hashes.empty()) {
-      std::memset(sketch.data(), 0, sketch.size());
       std::fill(band_keys.begin(), band_keys.end(), 0);
       return Status::OK();
     }
+    if (feature_hashes.size() > UINT32_MAX) return Status::InvalidArgument("too many features");
+    Store32(static_cast<uint32_t>(feature_hashes.size()), sketch.data());
+    uint8_t* payload = sketch.data() + kHeaderBytes;
     std::array<uint64_t, kMaxBins> values;
-    Fill(feature_hashes, values.data());
-    Pack(values.data(), sketch.data());
+    if (feature_hashes.size() <= exact_capacity_) {
+      std::array<uint32_t, kMaxBins> tops;  // exact_capacity_ <= kMaxBins
+      for (size_t i = 0; i < feature_hashes.size(); ++i) tops[i] = static_cast<uint32_t>(feature_hashes[i] >> 32);
+      std::sort(tops.begin(), tops.begin() + static_cast<std::ptrdiff_t>(feature_hashes.size()));
+      for (size_t i = 0; i < feature_hashes.size(); ++i) Store32(tops[i], payload + 4 * i);
+      Fill(std::span(tops.data(), feature_hashes.size()), values.data());
+    } else {
+      std::vector<uint32_t> tops(feature_hashes.size());
+      for (size_t i = 0; i < tops.size(); ++i) tops[i] = static_cast<uint32_t>(feature_hashes[i] >> 32);
+      Fill(tops, values.data());
+      Pack(values.data(), payload);
+    }
     for (int j = 0; j < options_.bands; ++j) {
       uint64_t h = 0x9E3779B97F4A7C15ULL * static_cast<uint64_t>(j + 1);
       for (int i = 0; i < options_.rows; ++i) {
@@ -60,32 +83,30 @@ class SketcherImpl final : public Sketcher {
     return Status::OK();
   }
 
-  int MatchingBins(const uint8_t* a, const uint8_t* b) const override {
-    int mismatches = 0;
-    for (size_t i = 0; i < bytes_; i += 8) {
-      uint64_t x, y;
-      std::memcpy(&x, a + i, 8);
-      std::memcpy(&y, b + i, 8);
-      uint64_t differ = x ^ y;
-      for (int s = 1; s < options_.bits_per_bin; s <<= 1) differ |= differ >> s;
-      mismatches += std::popcount(differ & field_starts_);
-    }
-    return options_.bins - mismatches;
-  }
-
-  double EstimateFromMatches(int matches) const override {
-    const double chance = std::ldexp(1.0, -options_.bits_per_bin);
-    return (static_cast<double>(matches) / options_.bins - chance) / (1 - chance);
+  double Estimate(const uint8_t* a, const uint8_t* b) const override {
+    const uint32_t count_a = Load32(a), count_b = Load32(b);
+    if (count_a == 0 || count_b == 0) return count_a == count_b ? 1.0 : 0.0;
+    const bool exact_a = count_a <= exact_capacity_, exact_b = count_b <= exact_capacity_;
+    if (exact_a && exact_b) return ExactJaccard(a + kHeaderBytes, count_a, b + kHeaderBytes, count_b);
+    // J <= |smaller| / |larger|, whatever the bins say.
+    const double bound = static_cast<double>(std::min(count_a, count_b)) / std::max(count_a, count_b);
+    std::array<uint8_t, kMaxPayloadBytes> expanded_a, expanded_b;
+    const uint8_t* bits_a = exact_a ? Expand(a, expanded_a.data()) : a + kHeaderBytes;
+    const uint8_t* bits_b = exact_b ? Expand(b, expanded_b.data()) : b + kHeaderBytes;
+    return std::min(bound, EstimateFromMatches(MatchingBins(bits_a, bits_b)));
   }
 
  private:
-  // values[b] = v_b of the header comment: minimum per bin, then densified and remixed.
-  void Fill(std::span<const uint64_t> hashes, uint64_t* values) const {
+  static constexpr size_t kHeaderBytes = 4;
+  static constexpr size_t kMaxPayloadBytes = kMaxBins * 32 / 8;
+
+  // values[i] = v_i of doc/fingerprint.md section 9: minimum per bin, then densified and remixed.
+  void Fill(std::span<const uint32_t> tops, uint64_t* values) const {
     const int bins = options_.bins;
     std::fill(values, values + bins, kEmpty);
-    for (uint64_t h : hashes) {
-      const uint64_t bin = h >> shift_;
-      const uint64_t v = Remix(h);
+    for (uint32_t t : tops) {
+      const uint32_t bin = t >> shift_;
+      const uint64_t v = Remix(t);
       if (v < values[bin]) values[bin] = v;
     }
     // From the last bin backwards, twice round, so every bin sees the next non-empty bin after it.
@@ -105,7 +126,7 @@ class SketcherImpl final : public Sketcher {
   void Pack(const uint64_t* values, uint8_t* out) const {
     const int bits = options_.bits_per_bin;
     const int per_word = 64 / bits;
-    for (size_t w = 0; w < bytes_ / 8; ++w) {
+    for (size_t w = 0; w < payload_bytes_ / 8; ++w) {
       uint64_t word = 0;
       for (int f = 0; f < per_word; ++f) {
         word |= (values[w * static_cast<size_t>(per_word) + static_cast<size_t>(f)] & value_mask_)
@@ -115,8 +136,50 @@ class SketcherImpl final : public Sketcher {
     }
   }
 
+  // The packed bins of a sketch stored in exact form, written to `out` (payload_bytes_ bytes).
+  const uint8_t* Expand(const uint8_t* sketch, uint8_t* out) const {
+    const uint32_t count = Load32(sketch);
+    std::array<uint32_t, kMaxBins> tops;
+    for (uint32_t i = 0; i < count; ++i) tops[i] = Load32(sketch + kHeaderBytes + 4 * i);
+    std::array<uint64_t, kMaxBins> values;
+    Fill(std::span(tops.data(), count), values.data());
+    Pack(values.data(), out);
+    return out;
+  }
+
+  // |A & B| / |A | B| of two sorted lists of 32-bit feature hashes.
+  static double ExactJaccard(const uint8_t* a, uint32_t count_a, const uint8_t* b, uint32_t count_b) {
+    uint32_t i = 0, j = 0, both = 0;
+    while (i < count_a && j < count_b) {
+      const uint32_t x = Load32(a + 4 * i), y = Load32(b + 4 * j);
+      both += x == y;
+      i += x <= y;
+      j += y <= x;
+    }
+    return static_cast<double>(both) / static_cast<double>(count_a + count_b - both);
+  }
+
+  int MatchingBins(const uint8_t* a, const uint8_t* b) const {
+    int mismatches = 0;
+    for (size_t i = 0; i < payload_bytes_; i += 8) {
+      uint64_t x, y;
+      std::memcpy(&x, a + i, 8);
+      std::memcpy(&y, b + i, 8);
+      uint64_t differ = x ^ y;
+      for (int s = 1; s < options_.bits_per_bin; s <<= 1) differ |= differ >> s;
+      mismatches += std::popcount(differ & field_starts_);
+    }
+    return options_.bins - mismatches;
+  }
+
+  double EstimateFromMatches(int matches) const {
+    const double chance = std::ldexp(1.0, -options_.bits_per_bin);
+    return (static_cast<double>(matches) / options_.bins - chance) / (1 - chance);
+  }
+
   const SketchOptions options_;
-  const size_t bytes_;
+  const size_t payload_bytes_;
+  const size_t exact_capacity_;
   const int shift_;
   const uint64_t value_mask_;
   const int band_stride_;
@@ -180,7 +243,7 @@ Result<double> Sketcher::EstimateJaccard(std::span<const uint8_t> a, std::span<c
                                    std::to_string(b.size()) + " bytes, expected " +
                                    std::to_string(sketch_bytes()));
   }
-  return EstimateFromMatches(MatchingBins(a.data(), b.data()));
+  return Estimate(a.data(), b.data());
 }
 
 }  // namespace neardup
