@@ -216,7 +216,7 @@ void AddDedupCommand(CLI::App* app, int* exit_code) {
       "Reads every document, sketches them on all cores, finds the near-duplicate pairs, keeps one\n"
       "document per cluster and writes the outputs asked for. Outputs appear only when the job succeeds.\n"
       "Method accurate (default): pairs whose character 5-gram sets have estimated Jaccard similarity\n"
-      ">= --threshold (LSH band candidates verified by a 128-byte sketch; Traditional Chinese folded to\n"
+      ">= --threshold (LSH band candidates verified by a 132-byte sketch; Traditional Chinese folded to\n"
       "Simplified). Method simhash: pairs whose fingerprints are within -k bits. The score column of\n"
       "--dups and --pairs is the estimated Jaccard (accurate) or the Hamming distance (simhash).\n"
       "Examples:\n"

@@ -6,12 +6,12 @@
 // kept input lines byte for byte, the duplicates, the clusters, the pairs, and a report.
 //
 // Two methods find the pairs (doc/candidates.md):
-//   - kAccurate (default): every document gets a 128-byte Jaccard sketch and 20 LSH band keys
+//   - kAccurate (default): every document gets a 132-byte Jaccard sketch and 20 LSH band keys
 //     (neardup/sketch.h) of its distinct character 5-grams (Traditional Chinese folded to Simplified);
 //     a pair is a near-duplicate iff the two share a band key and their sketches estimate Jaccard
 //     similarity >= threshold.
 //   - kSimhash: a pair is a near-duplicate iff the fingerprints are within k bits (the all-pairs join).
-// Memory holds per document the fingerprint, the id, (kAccurate) the sketch and band keys (216 bytes
+// Memory holds per document the fingerprint, the id, (kAccurate) the sketch and band keys (220 bytes
 // with the defaults), and a few more bytes, never the texts: the kept lines are copied from the inputs
 // in a second pass (standard input is spooled to a temporary file for it).
 //

@@ -16,10 +16,20 @@ class DistinctHashSet {
  public:
   DistinctHashSet() : slots_(kInitialSlots, 0) {}
 
-  // Starts a new document. A table grown past kKeptSlots by a long document is given back.
+  // Starts a new document. A table grown past kKeptSlots by a long document is given back; a table
+  // mostly empty (a short document after a long one) is cleared slot by slot, not all over.
   void Clear() {
     if (slots_.size() > kKeptSlots) {
       std::vector<uint64_t>(kInitialSlots, 0).swap(slots_);
+    } else if (8 * hashes_.size() < slots_.size()) {
+      const size_t mask = slots_.size() - 1;
+      for (uint64_t hash : hashes_) {
+        if (hash == 0) continue;
+        // Every hash is still in the table, so the probe ends at it (skipping slots already cleared).
+        size_t i = hash & mask;
+        while (slots_[i] != hash) i = (i + 1) & mask;
+        slots_[i] = 0;
+      }
     } else {
       std::fill(slots_.begin(), slots_.end(), 0);
     }

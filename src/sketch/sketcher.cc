@@ -66,11 +66,9 @@ class SketcherImpl final : public Sketcher {
       for (size_t i = 0; i < feature_hashes.size(); ++i) tops[i] = static_cast<uint32_t>(feature_hashes[i] >> 32);
       std::sort(tops.begin(), tops.begin() + static_cast<std::ptrdiff_t>(feature_hashes.size()));
       for (size_t i = 0; i < feature_hashes.size(); ++i) Store32(tops[i], payload + 4 * i);
-      Fill(std::span(tops.data(), feature_hashes.size()), values.data());
+      Fill(std::span<const uint32_t>(tops.data(), feature_hashes.size()), values.data());
     } else {
-      std::vector<uint32_t> tops(feature_hashes.size());
-      for (size_t i = 0; i < tops.size(); ++i) tops[i] = static_cast<uint32_t>(feature_hashes[i] >> 32);
-      Fill(tops, values.data());
+      Fill(feature_hashes, values.data());
       Pack(values.data(), payload);
     }
     for (int j = 0; j < options_.bands; ++j) {
@@ -101,24 +99,30 @@ class SketcherImpl final : public Sketcher {
   static constexpr size_t kMaxPayloadBytes = kMaxBins * 32 / 8;
 
   // values[i] = v_i of doc/fingerprint.md section 9: minimum per bin, then densified and remixed.
-  void Fill(std::span<const uint32_t> tops, uint64_t* values) const {
+  // The features are given by their top 32 bits t (uint32_t) or by their whole hashes (uint64_t).
+  template <typename Hash>
+  void Fill(std::span<const Hash> features, uint64_t* values) const {
     const int bins = options_.bins;
     std::fill(values, values + bins, kEmpty);
-    for (uint32_t t : tops) {
+    for (Hash feature : features) {
+      const auto t = static_cast<uint32_t>(sizeof(Hash) == 8 ? uint64_t{feature} >> 32 : feature);
       const uint32_t bin = t >> shift_;
       const uint64_t v = Remix(t);
       if (v < values[bin]) values[bin] = v;
     }
-    // From the last bin backwards, twice round, so every bin sees the next non-empty bin after it.
-    std::array<uint64_t, kMaxBins> minimum;
-    std::memcpy(minimum.data(), values, sizeof(uint64_t) * static_cast<size_t>(bins));
-    int next = -1;  // absolute position (0 .. 2 * bins) of the next non-empty bin
-    for (int i = 2 * bins - 1; i >= 0; --i) {
-      const int bin = i % bins;
-      if (minimum[static_cast<size_t>(bin)] != kEmpty) next = i;
-      if (i < bins) {
-        values[bin] = Remix(minimum[static_cast<size_t>(next % bins)] + static_cast<uint64_t>(next - i));
+    // Densification from the last bin backwards, carrying the next non-empty bin (its absolute
+    // position, past the end for the wrap-around to the first non-empty bin) and its minimum.
+    int first = 0;
+    while (first < bins && values[first] == kEmpty) ++first;
+    if (first == bins) return;  // no feature (callers pass at least one)
+    int next = first + bins;
+    uint64_t source = values[first];
+    for (int i = bins - 1; i >= 0; --i) {
+      if (values[i] != kEmpty) {
+        next = i;
+        source = values[i];
       }
+      values[i] = Remix(source + static_cast<uint64_t>(next - i));
     }
   }
 
@@ -142,7 +146,7 @@ class SketcherImpl final : public Sketcher {
     std::array<uint32_t, kMaxBins> tops;
     for (uint32_t i = 0; i < count; ++i) tops[i] = Load32(sketch + kHeaderBytes + 4 * i);
     std::array<uint64_t, kMaxBins> values;
-    Fill(std::span(tops.data(), count), values.data());
+    Fill(std::span<const uint32_t>(tops.data(), count), values.data());
     Pack(values.data(), out);
     return out;
   }
