@@ -66,7 +66,7 @@ class SketcherImpl final : public Sketcher {
       for (size_t i = 0; i < feature_hashes.size(); ++i) tops[i] = static_cast<uint32_t>(feature_hashes[i] >> 32);
       std::sort(tops.begin(), tops.begin() + static_cast<std::ptrdiff_t>(feature_hashes.size()));
       for (size_t i = 0; i < feature_hashes.size(); ++i) Store32(tops[i], payload + 4 * i);
-      Fill(std::span<const uint32_t>(tops.data(), feature_hashes.size()), values.data());
+      FillBandBins(tops.data(), feature_hashes.size(), values.data());
     } else {
       Fill(feature_hashes, values.data());
       Pack(values.data(), payload);
@@ -123,6 +123,32 @@ class SketcherImpl final : public Sketcher {
         source = values[i];
       }
       values[i] = Remix(source + static_cast<uint64_t>(next - i));
+    }
+  }
+
+  // Like Fill, but only the bins of the band rows, from the sorted features of a small document: the
+  // non-empty bins are then the distinct bins of the sorted t, in ascending order.
+  void FillBandBins(const uint32_t* sorted, size_t count, uint64_t* values) const {
+    std::array<uint32_t, kMaxBins> used_bins;
+    std::array<uint64_t, kMaxBins> minimum;
+    size_t used = 0;
+    for (size_t k = 0; k < count; ++k) {
+      const uint32_t bin = sorted[k] >> shift_;
+      const uint64_t v = Remix(sorted[k]);
+      if (used > 0 && used_bins[used - 1] == bin) {
+        minimum[used - 1] = std::min(minimum[used - 1], v);
+      } else {
+        used_bins[used] = bin;
+        minimum[used++] = v;
+      }
+    }
+    const auto bins = static_cast<uint32_t>(options_.bins);
+    size_t next = 0;  // the first used bin at or after the current position
+    for (int slot = 0; slot < options_.bands * options_.rows; ++slot) {
+      const auto position = static_cast<uint32_t>(slot * band_stride_);
+      while (next < used && used_bins[next] < position) ++next;
+      values[position] = next < used ? Remix(minimum[next] + (used_bins[next] - position))
+                                     : Remix(minimum[0] + (used_bins[0] + bins - position));
     }
   }
 
