@@ -139,17 +139,29 @@ void PrintSummary(const DedupReport& r, const DedupFlags& flags) {
   std::fputs(s.c_str(), stderr);
 }
 
-// Fingerprint flags the user did not give take the method's defaults: accurate, the design's features
-// (character 5-grams, distinct, t2s folding); simhash, the classic ones (word 3-grams).
-void ApplyMethodDefaults(const CLI::App& command, DedupFlags* flags) {
-  if (flags->method != "accurate") return;
+// The fingerprint flags start at the accurate design's features (character 5-grams, distinct, t2s
+// folding), so that --help shows them; with --method simhash the flags the user did not give take the
+// classic values instead (word 3-grams, occurrences, no folding: FingerprintOptions{}).
+FingerprintFlags AccurateFingerprintFlags() {
   const FingerprintOptions accurate = AccurateFingerprintOptions();
+  FingerprintFlags f;
+  f.mode = std::string(FeatureModeName(accurate.mode));
+  f.shingle_unit = std::string(ShingleUnitName(accurate.shingle_unit));
+  f.shingle_size = accurate.shingle_size;
+  f.weighting = std::string(FeatureWeightingName(accurate.weighting));
+  f.fold = accurate.fold_traditional ? "t2s" : "none";
+  return f;
+}
+
+void ApplyMethodDefaults(const CLI::App& command, DedupFlags* flags) {
+  if (flags->method != "simhash") return;
+  const FingerprintFlags classic;
   FingerprintFlags& f = flags->fingerprint;
-  if (command.count("--mode") == 0) f.mode = std::string(FeatureModeName(accurate.mode));
-  if (command.count("--shingle-unit") == 0) f.shingle_unit = std::string(ShingleUnitName(accurate.shingle_unit));
-  if (command.count("--shingle-size") == 0) f.shingle_size = accurate.shingle_size;
-  if (command.count("--weighting") == 0) f.weighting = std::string(FeatureWeightingName(accurate.weighting));
-  if (command.count("--fold") == 0) f.fold = accurate.fold_traditional ? "t2s" : "none";
+  if (command.count("--mode") == 0) f.mode = classic.mode;
+  if (command.count("--shingle-unit") == 0) f.shingle_unit = classic.shingle_unit;
+  if (command.count("--shingle-size") == 0) f.shingle_size = classic.shingle_size;
+  if (command.count("--weighting") == 0) f.weighting = classic.weighting;
+  if (command.count("--fold") == 0) f.fold = classic.fold;
 }
 
 int RunDedupCommand(const DedupFlags& flags) {
@@ -217,7 +229,8 @@ void AddDedupCommand(CLI::App* app, int* exit_code) {
       "document per cluster and writes the outputs asked for. Outputs appear only when the job succeeds.\n"
       "Method accurate (default): pairs whose character 5-gram sets have estimated Jaccard similarity\n"
       ">= --threshold (LSH band candidates verified by a 132-byte sketch; Traditional Chinese folded to\n"
-      "Simplified). Method simhash: pairs whose fingerprints are within -k bits. The score column of\n"
+      "Simplified). Method simhash: pairs whose fingerprints are within -k bits (its features default to\n"
+      "word 3-grams, each occurrence counted, no folding). The score column of\n"
       "--dups and --pairs is the estimated Jaccard (accurate) or the Hamming distance (simhash).\n"
       "Examples:\n"
       "  neardup dedup crawl/ -o kept.jsonl --dups dups.tsv --report report.json\n"
@@ -240,6 +253,7 @@ void AddDedupCommand(CLI::App* app, int* exit_code) {
   command->add_option("--max-line-bytes", flags->max_line_bytes, "Longer lines are bad documents (e.g. 64M)")
       ->transform(SizeValidator())
       ->capture_default_str();
+  flags->fingerprint = AccurateFingerprintFlags();
   AddFingerprintFlags(command, &flags->fingerprint);
   command->add_option("--method", flags->method, "accurate (Jaccard sketch) or simhash (Hamming distance)")
       ->check(CLI::IsMember({"accurate", "simhash"}))

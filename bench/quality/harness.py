@@ -74,10 +74,12 @@ def expand(command, values):
     return command
 
 
-def run_timed(command, out_path):
+def run_timed(command, out_path, quiet=False):
+    """Runs command with stdout to out_path; quiet keeps its stderr for the exception."""
     start = time.monotonic()
     with open(out_path, "wb") as out:
-        subprocess.run(command, shell=True, stdout=out, check=True)
+        subprocess.run(command, shell=True, stdout=out, check=True,
+                       stderr=subprocess.PIPE if quiet else None)
     return time.monotonic() - start
 
 
@@ -125,11 +127,11 @@ def run_pairs_method(method, values, ks, run_dir, evaluator, name):
         pairs_path = os.path.join(run_dir, "%s.%s%s.pairs.tsv" % (name, method["name"],
                                                                  ".k%d" % k if per_k else ""))
         try:
-            seconds = run_timed(expand(method["command"], values), pairs_path)
+            seconds = run_timed(expand(method["command"], values), pairs_path, quiet=True)
         except subprocess.CalledProcessError as error:
-            print("harness: %s on %s%s failed (exit %d): left out" % (
-                method["name"], name, " at k=%d" % k if per_k else "", error.returncode),
-                file=sys.stderr)
+            first_line = (error.stderr or b"").decode(errors="replace").strip().split("\n")[0]
+            print("harness: %s on %s%s left out: %s" % (
+                method["name"], name, " at k=%d" % k if per_k else "", first_line), file=sys.stderr)
             continue
         a, b, _ = evaluate.read_pairs(pairs_path, with_score=False)
         result = evaluator.score(a, b)

@@ -2,7 +2,7 @@
 // worth estimating (doc/candidates.md gives the design and the math; doc/fingerprint.md the format).
 //
 // Both come from a document's distinct feature hashes (FingerprintBuilder::DistinctFeatureHashes with
-// FeatureWeighting::kDistinct), through their top 32 bits t, by one-permutation MinHash:
+// FeatureWeighting::kDistinct), through their top 23 bits t, by one-permutation MinHash:
 //   - bin of t: its top log2(bins) bits; value: Remix(t) (the splitmix64 finaliser);
 //   - every bin keeps the minimum value of its hashes;
 //   - densification: an empty bin b takes the minimum m of the first non-empty bin b + s (s = 1, 2, ...
@@ -10,9 +10,9 @@
 //   - band j (of `bands`) hashes the full 64-bit v of its `rows` bins into a 32-bit key; its bins are
 //     spread over the sketch: bin (i * bands + j) * (bins / (bands * rows)) for row i.
 // The stored sketch is a 4-byte count of the distinct features, then a payload of bins * bits_per_bin
-// / 8 bytes: for a document of at most payload / 4 features (32 by default) the sorted t themselves
-// (exact form: two such documents get their exact Jaccard similarity), otherwise the low bits_per_bin
-// bits of each v_b. Two documents with Jaccard similarity J agree on each bin with probability about
+// / 8 bytes: for a document of at most payload bits / 23 features (44 by default) the sorted t
+// themselves (exact form: two such documents get their exact Jaccard similarity), otherwise the low
+// bits_per_bin bits of each v_b. Two documents with Jaccard similarity J agree on each bin with probability about
 // J, so on a band key with probability about J^rows; the estimate corrects the chance agreement of
 // b-bit values, (matches / bins - 2^-b) / (1 - 2^-b), and is capped by the bound J <= smaller count /
 // larger count. doc/fingerprint.md, section 9, is the byte-exact definition.
@@ -70,7 +70,7 @@ class Sketcher {
 
   // Bytes of one stored sketch: 4 + bins * bits_per_bin / 8 (132 with the defaults).
   virtual size_t sketch_bytes() const = 0;
-  // Documents with at most this many distinct features are stored in exact form (32 by default).
+  // Documents with at most this many distinct features are stored in exact form (44 by default).
   virtual size_t exact_capacity() const = 0;
   virtual const SketchOptions& options() const = 0;
 

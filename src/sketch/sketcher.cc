@@ -25,13 +25,39 @@ inline void Store32(uint32_t v, uint8_t* p) {
   for (int k = 0; k < 4; ++k) p[k] = static_cast<uint8_t>(v >> (8 * k));
 }
 
+// Features enter the sketch through the top kTopBits bits of their hash (doc/fingerprint.md, 9).
+constexpr int kTopBits = 23;
+constexpr size_t kMaxPayloadBytes = size_t{kMaxBins} * 32 / 8;
+constexpr size_t kMaxExact = kMaxPayloadBytes * 8 / kTopBits;
+
+inline uint32_t Top(uint64_t hash) { return static_cast<uint32_t>(hash >> (64 - kTopBits)); }
+
+// Value i of a little-endian stream of kTopBits-bit values.
+inline uint32_t LoadTop(const uint8_t* stream, size_t i) {
+  const size_t bit = i * kTopBits;
+  uint32_t v = 0;
+  for (size_t k = 0; k < 4 && (bit / 8 + k) * 8 < bit + kTopBits; ++k) {
+    v |= static_cast<uint32_t>(stream[bit / 8 + k]) << (8 * k);
+  }
+  return (v >> (bit % 8)) & ((1u << kTopBits) - 1);
+}
+
+// ORs value v in at position i of the stream (zeroed before).
+inline void StoreTop(uint32_t v, uint8_t* stream, size_t i) {
+  const size_t bit = i * kTopBits;
+  const uint64_t shifted = uint64_t{v} << (bit % 8);
+  for (size_t k = 0; k * 8 < bit % 8 + kTopBits; ++k) {
+    stream[bit / 8 + k] |= static_cast<uint8_t>(shifted >> (8 * k));
+  }
+}
+
 class SketcherImpl final : public Sketcher {
  public:
   explicit SketcherImpl(const SketchOptions& options)
       : options_(options),
         payload_bytes_(static_cast<size_t>(options.bins) * static_cast<size_t>(options.bits_per_bin) / 8),
-        exact_capacity_(payload_bytes_ / 4),
-        shift_(32 - std::countr_zero(static_cast<unsigned>(options.bins))),
+        exact_capacity_(payload_bytes_ * 8 / kTopBits),
+        shift_(kTopBits - std::countr_zero(static_cast<unsigned>(options.bins))),
         value_mask_((uint64_t{1} << options.bits_per_bin) - 1),
         band_stride_(options.bins / (options.bands * options.rows)) {
     // One bit at the start of every field of a 64-bit word: mismatching fields are counted there.
@@ -62,10 +88,10 @@ class SketcherImpl final : public Sketcher {
     uint8_t* payload = sketch.data() + kHeaderBytes;
     std::array<uint64_t, kMaxBins> values;
     if (feature_hashes.size() <= exact_capacity_) {
-      std::array<uint32_t, kMaxBins> tops;  // exact_capacity_ <= kMaxBins
-      for (size_t i = 0; i < feature_hashes.size(); ++i) tops[i] = static_cast<uint32_t>(feature_hashes[i] >> 32);
+      std::array<uint32_t, kMaxExact> tops;
+      for (size_t i = 0; i < feature_hashes.size(); ++i) tops[i] = Top(feature_hashes[i]);
       std::sort(tops.begin(), tops.begin() + static_cast<std::ptrdiff_t>(feature_hashes.size()));
-      for (size_t i = 0; i < feature_hashes.size(); ++i) Store32(tops[i], payload + 4 * i);
+      for (size_t i = 0; i < feature_hashes.size(); ++i) StoreTop(tops[i], payload, i);
       FillBandBins(tops.data(), feature_hashes.size(), values.data());
     } else {
       Fill(feature_hashes, values.data());
@@ -96,16 +122,15 @@ class SketcherImpl final : public Sketcher {
 
  private:
   static constexpr size_t kHeaderBytes = 4;
-  static constexpr size_t kMaxPayloadBytes = kMaxBins * 32 / 8;
 
   // values[i] = v_i of doc/fingerprint.md section 9: minimum per bin, then densified and remixed.
-  // The features are given by their top 32 bits t (uint32_t) or by their whole hashes (uint64_t).
+  // The features are given by their top bits t (uint32_t) or by their whole hashes (uint64_t).
   template <typename Hash>
   void Fill(std::span<const Hash> features, uint64_t* values) const {
     const int bins = options_.bins;
     std::fill(values, values + bins, kEmpty);
     for (Hash feature : features) {
-      const auto t = static_cast<uint32_t>(sizeof(Hash) == 8 ? uint64_t{feature} >> 32 : feature);
+      const uint32_t t = sizeof(Hash) == 8 ? Top(feature) : static_cast<uint32_t>(feature);
       const uint32_t bin = t >> shift_;
       const uint64_t v = Remix(t);
       if (v < values[bin]) values[bin] = v;
@@ -129,8 +154,8 @@ class SketcherImpl final : public Sketcher {
   // Like Fill, but only the bins of the band rows, from the sorted features of a small document: the
   // non-empty bins are then the distinct bins of the sorted t, in ascending order.
   void FillBandBins(const uint32_t* sorted, size_t count, uint64_t* values) const {
-    std::array<uint32_t, kMaxBins> used_bins;
-    std::array<uint64_t, kMaxBins> minimum;
+    std::array<uint32_t, kMaxExact> used_bins;
+    std::array<uint64_t, kMaxExact> minimum;
     size_t used = 0;
     for (size_t k = 0; k < count; ++k) {
       const uint32_t bin = sorted[k] >> shift_;
@@ -169,19 +194,19 @@ class SketcherImpl final : public Sketcher {
   // The packed bins of a sketch stored in exact form, written to `out` (payload_bytes_ bytes).
   const uint8_t* Expand(const uint8_t* sketch, uint8_t* out) const {
     const uint32_t count = Load32(sketch);
-    std::array<uint32_t, kMaxBins> tops;
-    for (uint32_t i = 0; i < count; ++i) tops[i] = Load32(sketch + kHeaderBytes + 4 * i);
+    std::array<uint32_t, kMaxExact> tops;
+    for (uint32_t i = 0; i < count; ++i) tops[i] = LoadTop(sketch + kHeaderBytes, i);
     std::array<uint64_t, kMaxBins> values;
     Fill(std::span<const uint32_t>(tops.data(), count), values.data());
     Pack(values.data(), out);
     return out;
   }
 
-  // |A & B| / |A | B| of two sorted lists of 32-bit feature hashes.
+  // |A & B| / |A | B| of two sorted streams of feature tops.
   static double ExactJaccard(const uint8_t* a, uint32_t count_a, const uint8_t* b, uint32_t count_b) {
     uint32_t i = 0, j = 0, both = 0;
     while (i < count_a && j < count_b) {
-      const uint32_t x = Load32(a + 4 * i), y = Load32(b + 4 * j);
+      const uint32_t x = LoadTop(a, i), y = LoadTop(b, j);
       both += x == y;
       i += x <= y;
       j += y <= x;
