@@ -1,8 +1,8 @@
 // band_recall: how well LSH banding finds the true pairs of a collection, for several band x row
 // choices (bench/quality/README.md, "Candidates"). For each choice it prints the candidate pairs
 // (distinct pairs sharing a band key, as FindSimilarPairs verifies them), the true pairs among them
-// (candidate recall), and the pairs kept after verification at the threshold with their precision and
-// recall. Features are the default design's (AccurateFingerprintOptions()).
+// (candidate recall), and the pairs kept after verification at the threshold with their precision
+// and recall. Features are the default design's (AccurateFingerprintOptions()).
 //
 // Usage: band_recall --truth C.truth.tsv [--threshold 0.8] [--bands 20] C.jsonl
 #include <algorithm>
@@ -51,7 +51,8 @@ int main(int argc, char** argv) {
     }
   }
   if (truth_path.empty() || input.empty()) {
-    std::fprintf(stderr, "usage: band_recall --truth C.truth.tsv [--threshold T] [--bands B] C.jsonl\n");
+    std::fprintf(stderr,
+                 "usage: band_recall --truth C.truth.tsv [--threshold T] [--bands B] C.jsonl\n");
     return 2;
   }
   const std::vector<std::string> texts = ReadTexts(input);
@@ -78,9 +79,12 @@ int main(int argc, char** argv) {
       builder->Reset();
       if (!builder->Update(texts[d]).ok() || !builder->Finish().ok()) continue;
       const size_t bytes = (*sketcher)->sketch_bytes();
-      if (!(*sketcher)->Compute(builder->DistinctFeatureHashes(),
-                                std::span(sketches).subspan(d * bytes, bytes),
-                                std::span(keys).subspan(d * static_cast<size_t>(bands), static_cast<size_t>(bands))).ok()) {
+      if (!(*sketcher)
+               ->Compute(builder->DistinctFeatureHashes(),
+                         std::span(sketches).subspan(d * bytes, bytes),
+                         std::span(keys).subspan(d * static_cast<size_t>(bands),
+                                                 static_cast<size_t>(bands)))
+               .ok()) {
         return 1;
       }
     }
@@ -100,8 +104,8 @@ int main(int argc, char** argv) {
     }
     const double n_truth = static_cast<double>(std::max<size_t>(1, truth.size()));
     std::printf("%2dx%-5d %8.4f %10zu %10zu %8.4f %8.4f %8.4f\n", bands, rows,
-                neardup::BandCollisionProbability(threshold, bands, rows), all->size(), true_candidates,
-                static_cast<double>(true_candidates) / n_truth,
+                neardup::BandCollisionProbability(threshold, bands, rows), all->size(),
+                true_candidates, static_cast<double>(true_candidates) / n_truth,
                 kept ? static_cast<double>(true_kept) / static_cast<double>(kept) : 1.0,
                 static_cast<double>(true_kept) / n_truth);
   }

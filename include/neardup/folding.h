@@ -25,12 +25,12 @@ inline constexpr std::string_view kDefaultTraditionalToSimplifiedTable =
 
 class CharacterFolding {
  public:
-  // Loads a table from `path`: an OpenCC binary dictionary (a name ending in .ocd2), or a text table
-  // (one entry a line: "from<TAB>to[ alternatives...]", the first alternative is used; empty lines and
-  // lines starting with '#' are skipped). Entries whose key or first value is not exactly one code
-  // point are ignored (counted by ignored_entries()). Errors: NotFound for a missing file (the message
-  // says which package provides it), InvalidArgument naming the line of a malformed text table,
-  // Corruption for a .ocd2 that OpenCC cannot read or a table with no usable entry.
+  // Loads a table from `path`: an OpenCC binary dictionary (a name ending in .ocd2), or a text
+  // table (one entry a line: "from<TAB>to[ alternatives...]", the first alternative is used; empty
+  // lines and lines starting with '#' are skipped). Entries whose key or first value is not exactly
+  // one code point are ignored (counted by ignored_entries()). Errors: NotFound for a missing file
+  // (the message says which package provides it), InvalidArgument naming the line of a malformed
+  // text table, Corruption for a .ocd2 that OpenCC cannot read or a table with no usable entry.
   static Result<std::unique_ptr<CharacterFolding>> Load(const std::string& path);
 
   // Like Load, but loads each path once per process and shares the table.
@@ -60,7 +60,7 @@ class CharacterFolding {
   static Status LoadText(const std::string& path, CharacterFolding* folding);
   static Status LoadOpenccBinary(const std::string& path, CharacterFolding* folding);
 
-  std::vector<int> page_of_;                 // page of 256 code points -> index in pages_, or -1
+  std::vector<int> page_of_;                  // page of 256 code points -> index in pages_, or -1
   std::vector<std::vector<char32_t>> pages_;  // each 256 entries, identity where not mapped
   size_t entries_ = 0;
   size_t ignored_ = 0;

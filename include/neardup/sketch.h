@@ -1,21 +1,24 @@
-// A small per-document sketch that estimates Jaccard similarity, and LSH band keys that find the pairs
-// worth estimating (doc/candidates.md gives the design and the math; doc/fingerprint.md the format).
+// A small per-document sketch that estimates Jaccard similarity, and LSH band keys that find the
+// pairs worth estimating (doc/candidates.md gives the design and the math; doc/fingerprint.md the
+// format).
 //
-// Both come from a document's distinct feature hashes (FingerprintBuilder::DistinctFeatureHashes with
-// FeatureWeighting::kDistinct), through their top 23 bits t, by one-permutation MinHash:
+// Both come from a document's distinct feature hashes (FingerprintBuilder::DistinctFeatureHashes
+// with FeatureWeighting::kDistinct), through their top 23 bits t, by one-permutation MinHash:
 //   - bin of t: its top log2(bins) bits; value: Remix(t) (the splitmix64 finaliser);
 //   - every bin keeps the minimum value of its hashes;
-//   - densification: an empty bin b takes the minimum m of the first non-empty bin b + s (s = 1, 2, ...
-//     cyclically), and every bin's final value is v_b = Remix(m + s) (s = 0 for a non-empty bin);
-//   - band j (of `bands`) hashes the full 64-bit v of its `rows` bins into a 32-bit key; its bins are
-//     spread over the sketch: bin (i * bands + j) * (bins / (bands * rows)) for row i.
-// The stored sketch is a 4-byte count of the distinct features, then a payload of bins * bits_per_bin
-// / 8 bytes: for a document of at most payload bits / 23 features (44 by default) the sorted t
-// themselves (exact form: two such documents get their exact Jaccard similarity), otherwise the low
-// bits_per_bin bits of each v_b. Two documents with Jaccard similarity J agree on each bin with probability about
-// J, so on a band key with probability about J^rows; the estimate corrects the chance agreement of
-// b-bit values, (matches / bins - 2^-b) / (1 - 2^-b), and is capped by the bound J <= smaller count /
-// larger count. doc/fingerprint.md, section 9, is the byte-exact definition.
+//   - densification: an empty bin b takes the minimum m of the first non-empty bin b + s
+//     (s = 1, 2, ... cyclically); every bin's final value is v_b = Remix(m + s) (s = 0 when
+//     the bin is not empty);
+//   - band j (of `bands`) hashes the full 64-bit v of its `rows` bins into a 32-bit key; its
+//     bins are spread over the sketch: bin (i * bands + j) * (bins / (bands * rows)) for row i.
+// The stored sketch is a 4-byte count of the distinct features, then a payload of bins *
+// bits_per_bin / 8 bytes: for a document of at most payload bits / 23 features (44 by default) the
+// sorted t themselves (exact form: two such documents get their exact Jaccard similarity),
+// otherwise the low bits_per_bin bits of each v_b. Two documents with Jaccard similarity J agree on
+// each bin with probability about J, so on a band key with probability about J^rows; the estimate
+// corrects the chance agreement of b-bit values, (matches / bins - 2^-b) / (1 - 2^-b), and is
+// capped by the bound J <= smaller count / larger count. doc/fingerprint.md, section 9, is the
+// byte-exact definition.
 //
 // Thread safety: a Sketcher is immutable after Create() and may be shared by threads.
 #ifndef NEARDUP_SKETCH_H_
@@ -53,8 +56,8 @@ double BandCollisionProbability(double jaccard, int bands, int rows);
 
 // The most rows (so the fewest chance candidates) for which a pair at Jaccard `threshold` shares a
 // band key with probability >= target_recall. InvalidArgument for a threshold outside (0, 1], bands
-// outside 1..64 or target_recall outside (0, 1). The default design: threshold 0.8, 20 bands -> 6 rows
-// (0.9977).
+// outside 1..64 or target_recall outside (0, 1). The default design: threshold 0.8, 20 bands -> 6
+// rows (0.9977).
 Result<int> ChooseRows(double threshold, int bands = 20, double target_recall = 0.995);
 
 // The defaults of the accurate design (doc/candidates.md): character 5-grams of the token stream,
@@ -75,9 +78,9 @@ class Sketcher {
   virtual const SketchOptions& options() const = 0;
 
   // Writes the sketch of the set `feature_hashes` to `sketch` and its band keys to `band_keys`. The
-  // hashes must be distinct (their number is stored as the set's size); their order does not matter.
-  // InvalidArgument when sketch.size() != sketch_bytes() or band_keys.size() != bands. An empty set
-  // gives an all-zero sketch and all-zero band keys.
+  // hashes must be distinct (their number is stored as the set's size); their order does not
+  // matter. InvalidArgument when sketch.size() != sketch_bytes() or band_keys.size() != bands. An
+  // empty set gives an all-zero sketch and all-zero band keys.
   virtual Status Compute(std::span<const uint64_t> feature_hashes, std::span<uint8_t> sketch,
                          std::span<uint32_t> band_keys) const = 0;
 
@@ -112,15 +115,15 @@ struct BandJoinStats {
 };
 
 // Every pair of documents that share at least one band key and whose sketches estimate Jaccard >=
-// threshold, in ascending (first, second) order whatever the thread count. Document d's band keys are
-// band_keys[d * bands .. (d + 1) * bands) and its sketch sketches[d * sketch_bytes ..]. Each band is
-// sorted by key (a stable radix sort, so ids ascend inside a run of equal keys) and pairs are compared
-// only inside runs; a pair is verified only in the first band whose key both documents share, so no
-// pair is verified or reported twice. InvalidArgument when the spans disagree with the sketcher's
-// sizes or there are 2^32 documents or more. Memory: 16 bytes per document per thread (one band's
-// sort) plus 12 bytes per pair kept (24 while the bands' results are merged); time grows with the
-// square of the longest run of equal keys (many near-identical documents: group exact duplicates
-// before joining).
+// threshold, in ascending (first, second) order whatever the thread count. Document d's band keys
+// are band_keys[d * bands .. (d + 1) * bands) and its sketch sketches[d * sketch_bytes ..]. Each
+// band is sorted by key (a stable radix sort, so ids ascend inside a run of equal keys) and pairs
+// are compared only inside runs; a pair is verified only in the first band whose key both documents
+// share, so no pair is verified or reported twice. InvalidArgument when the spans disagree with the
+// sketcher's sizes or there are 2^32 documents or more. Memory: 16 bytes per document per thread
+// (one band's sort) plus 12 bytes per pair kept (24 while the bands' results are merged); time
+// grows with the square of the longest run of equal keys (many near-identical documents: group
+// exact duplicates before joining).
 Result<std::vector<SimilarPair>> FindSimilarPairs(const Sketcher& sketcher,
                                                   std::span<const uint32_t> band_keys,
                                                   std::span<const uint8_t> sketches,

@@ -7,7 +7,8 @@ namespace neardup::dedup_internal {
 namespace {
 
 uint64_t SignatureHash(const DocumentTable& t, size_t d, size_t bytes, size_t bands) {
-  const std::string_view sketch(reinterpret_cast<const char*>(t.sketches.data() + d * bytes), bytes);
+  const std::string_view sketch(reinterpret_cast<const char*>(t.sketches.data() + d * bytes),
+                                bytes);
   const std::string_view keys(reinterpret_cast<const char*>(t.band_keys.data() + d * bands),
                               bands * sizeof(uint32_t));
   return HashFeature(sketch) ^ (HashFeature(keys) * 0x9E3779B97F4A7C15ULL) ^ t.fingerprints[d];
@@ -16,7 +17,8 @@ uint64_t SignatureHash(const DocumentTable& t, size_t d, size_t bytes, size_t ba
 bool SameSignature(const DocumentTable& t, size_t a, size_t b, size_t bytes, size_t bands) {
   return t.fingerprints[a] == t.fingerprints[b] &&
          std::memcmp(&t.sketches[a * bytes], &t.sketches[b * bytes], bytes) == 0 &&
-         std::memcmp(&t.band_keys[a * bands], &t.band_keys[b * bands], bands * sizeof(uint32_t)) == 0;
+         std::memcmp(&t.band_keys[a * bands], &t.band_keys[b * bands], bands * sizeof(uint32_t)) ==
+             0;
 }
 
 }  // namespace
@@ -40,7 +42,8 @@ SignatureGroups GroupIdenticalSignatures(const std::vector<uint32_t>& left_out, 
   // the join then still pairs them if they are similar).
   SignatureGroups groups;
   groups.group_of.assign(n, kNoGroup);
-  std::vector<uint32_t> heads;  // provisional group -> first document (smallest, as order is sorted)
+  std::vector<uint32_t>
+      heads;  // provisional group -> first document (smallest, as order is sorted)
   for (size_t i = 0; i < order.size(); ++i) {
     const uint32_t d = order[i].second;
     const bool same = i > 0 && order[i].first == order[i - 1].first &&
@@ -52,7 +55,8 @@ SignatureGroups GroupIdenticalSignatures(const std::vector<uint32_t>& left_out, 
   // Renumber by first member.
   std::vector<uint32_t> by_first(heads.size());
   for (uint32_t g = 0; g < heads.size(); ++g) by_first[g] = g;
-  std::sort(by_first.begin(), by_first.end(), [&](uint32_t x, uint32_t y) { return heads[x] < heads[y]; });
+  std::sort(by_first.begin(), by_first.end(),
+            [&](uint32_t x, uint32_t y) { return heads[x] < heads[y]; });
   std::vector<uint32_t> renumbered(heads.size());
   groups.first_member.resize(heads.size());
   for (uint32_t g = 0; g < by_first.size(); ++g) {
@@ -67,8 +71,10 @@ SignatureGroups GroupIdenticalSignatures(const std::vector<uint32_t>& left_out, 
   for (uint32_t g = 0; g < groups.first_member.size(); ++g) {
     const size_t d = groups.first_member[g];
     if (d == g) continue;
-    std::memmove(&table->sketches[g * sketch_bytes], &table->sketches[d * sketch_bytes], sketch_bytes);
-    std::memmove(&table->band_keys[g * bands], &table->band_keys[d * bands], bands * sizeof(uint32_t));
+    std::memmove(&table->sketches[g * sketch_bytes], &table->sketches[d * sketch_bytes],
+                 sketch_bytes);
+    std::memmove(&table->band_keys[g * bands], &table->band_keys[d * bands],
+                 bands * sizeof(uint32_t));
   }
   table->sketches.resize(groups.first_member.size() * sketch_bytes);
   table->band_keys.resize(groups.first_member.size() * bands);

@@ -25,7 +25,8 @@ class DistinctHashSet {
       const size_t mask = slots_.size() - 1;
       for (uint64_t hash : hashes_) {
         if (hash == 0) continue;
-        // Every hash is still in the table, so the probe ends at it (skipping slots already cleared).
+        // Every hash is still in the table, so the probe ends at it (skipping slots already
+        // cleared).
         size_t i = hash & mask;
         while (slots_[i] != hash) i = (i + 1) & mask;
         slots_[i] = 0;

@@ -39,7 +39,8 @@ TEST(DistinctTest, EachDistinctFeatureFoldsOnce) {
   ASSERT_TRUE(builder->Update("beta alpha beta beta gamma alpha").ok());
   auto result = builder->Finish();
   ASSERT_TRUE(result.ok());
-  const std::vector<uint64_t> want = {HashFeature("beta"), HashFeature("alpha"), HashFeature("gamma")};
+  const std::vector<uint64_t> want = {HashFeature("beta"), HashFeature("alpha"),
+                                      HashFeature("gamma")};
   const auto got = builder->DistinctFeatureHashes();
   EXPECT_EQ(std::vector<uint64_t>(got.begin(), got.end()), want);  // first-occurrence order
   EXPECT_EQ(result->simhash, UnitFold(want));
@@ -98,14 +99,16 @@ TEST(DistinctTest, TraditionalFoldsToSimplified) {
   FingerprintOptions o;
   o.shingle_unit = ShingleUnit::kChar;
   o.shingle_size = 2;
-  const std::string traditional = "這個國家的學生說時間來了", simplified = "这个国家的学生说时间来了";
+  const std::string traditional = "這個國家的學生說時間來了",
+                    simplified = "这个国家的学生说时间来了";
   auto plain = Make(o);
   EXPECT_NE(plain->Fingerprint(traditional)->simhash, plain->Fingerprint(simplified)->simhash);
   o.fold_traditional = true;
   auto folded = Make(o);
   EXPECT_EQ(folded->Fingerprint(traditional)->simhash, folded->Fingerprint(simplified)->simhash);
   // Folding leaves other text alone.
-  EXPECT_EQ(folded->Fingerprint("plain English text")->simhash, plain->Fingerprint("plain English text")->simhash);
+  EXPECT_EQ(folded->Fingerprint("plain English text")->simhash,
+            plain->Fingerprint("plain English text")->simhash);
 }
 
 TEST(DistinctTest, BadOptions) {

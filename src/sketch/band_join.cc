@@ -32,8 +32,8 @@ struct BandWork {
 };
 
 // The pairs verified in band j (those that share no earlier band key).
-void JoinBand(const BandWork& w, size_t j, std::vector<uint64_t>* values, std::vector<uint64_t>* scratch,
-              std::vector<SimilarPair>* out, BandJoinStats* stats) {
+void JoinBand(const BandWork& w, size_t j, std::vector<uint64_t>* values,
+              std::vector<uint64_t>* scratch, std::vector<SimilarPair>* out, BandJoinStats* stats) {
   values->resize(w.documents);
   for (size_t d = 0; d < w.documents; ++d) {
     (*values)[d] = (uint64_t{w.band_keys[d * w.bands + j]} << 32) | d;
@@ -70,18 +70,21 @@ void JoinBand(const BandWork& w, size_t j, std::vector<uint64_t>* values, std::v
 Result<std::vector<SimilarPair>> FindSimilarPairs(const Sketcher& sketcher,
                                                   std::span<const uint32_t> band_keys,
                                                   std::span<const uint8_t> sketches,
-                                                  const BandJoinOptions& options, BandJoinStats* stats) {
+                                                  const BandJoinOptions& options,
+                                                  BandJoinStats* stats) {
   const auto bands = static_cast<size_t>(sketcher.options().bands);
   const size_t bytes = sketcher.sketch_bytes();
   if (band_keys.size() % bands != 0 || sketches.size() % bytes != 0 ||
       band_keys.size() / bands != sketches.size() / bytes) {
-    return Status::InvalidArgument("band keys (" + std::to_string(band_keys.size()) + ") and sketches (" +
-                                   std::to_string(sketches.size()) + " bytes) do not describe the same documents");
+    return Status::InvalidArgument("band keys (" + std::to_string(band_keys.size()) +
+                                   ") and sketches (" + std::to_string(sketches.size()) +
+                                   " bytes) do not describe the same documents");
   }
   const size_t documents = band_keys.size() / bands;
   if (documents >= UINT32_MAX) return Status::InvalidArgument("too many documents for one join");
   if (!(options.threshold >= -1 && options.threshold <= 1)) {
-    return Status::InvalidArgument("threshold must be in [-1, 1], got " + std::to_string(options.threshold));
+    return Status::InvalidArgument("threshold must be in [-1, 1], got " +
+                                   std::to_string(options.threshold));
   }
   const BandWork work{sketcher, band_keys, sketches, bands, documents, options.threshold};
   std::vector<std::vector<SimilarPair>> found(bands);
@@ -93,9 +96,9 @@ Result<std::vector<SimilarPair>> FindSimilarPairs(const Sketcher& sketcher,
       JoinBand(work, j, &values, &scratch, &found[j], &band_stats[j]);
     }
   };
-  const int threads = std::clamp(options.threads > 0 ? options.threads
-                                                     : static_cast<int>(std::thread::hardware_concurrency()),
-                                 1, static_cast<int>(bands));
+  const int threads = std::clamp(
+      options.threads > 0 ? options.threads : static_cast<int>(std::thread::hardware_concurrency()),
+      1, static_cast<int>(bands));
   std::vector<std::thread> pool;
   for (int t = 1; t < threads; ++t) pool.emplace_back(worker);
   worker();

@@ -16,8 +16,8 @@ struct Corpus {
   size_t size = 0;
 };
 
-// Families of sets: a base set and copies that keep a random share of it and add new hashes, so that
-// pairs span Jaccard 0..1; some exact copies; some small sets (densified sketches).
+// Families of sets: a base set and copies that keep a random share of it and add new hashes, so
+// that pairs span Jaccard 0..1; some exact copies; some small sets (densified sketches).
 Corpus MakeCorpus(const Sketcher& sketcher, size_t families, uint64_t seed) {
   std::mt19937_64 rng(seed);
   Corpus c;
@@ -52,7 +52,8 @@ Corpus MakeCorpus(const Sketcher& sketcher, size_t families, uint64_t seed) {
 
 std::vector<SimilarPair> BruteForce(const Sketcher& sketcher, const Corpus& c, double threshold,
                                     uint64_t* colliding) {
-  const size_t bands = static_cast<size_t>(sketcher.options().bands), bytes = sketcher.sketch_bytes();
+  const size_t bands = static_cast<size_t>(sketcher.options().bands),
+               bytes = sketcher.sketch_bytes();
   std::vector<SimilarPair> pairs;
   *colliding = 0;
   for (uint32_t a = 0; a < c.size; ++a) {
@@ -71,7 +72,8 @@ std::vector<SimilarPair> BruteForce(const Sketcher& sketcher, const Corpus& c, d
 }
 
 TEST(BandJoinTest, EqualsBruteForceForEveryThreadCountAndThreshold) {
-  for (auto options : {SketchOptions{1024, 1, 20, 6}, SketchOptions{256, 4, 16, 4}, SketchOptions{64, 8, 8, 2}}) {
+  for (auto options :
+       {SketchOptions{1024, 1, 20, 6}, SketchOptions{256, 4, 16, 4}, SketchOptions{64, 8, 8, 2}}) {
     auto sketcher = Sketcher::Create(options);
     ASSERT_TRUE(sketcher.ok());
     const Corpus corpus = MakeCorpus(**sketcher, testing::Sanitized() ? 120 : 400, 7);
@@ -80,7 +82,8 @@ TEST(BandJoinTest, EqualsBruteForceForEveryThreadCountAndThreshold) {
       const auto expected = BruteForce(**sketcher, corpus, threshold, &colliding);
       for (int threads : {1, 2, 3}) {
         BandJoinStats stats;
-        auto got = FindSimilarPairs(**sketcher, corpus.keys, corpus.sketches, {threshold, threads}, &stats);
+        auto got = FindSimilarPairs(**sketcher, corpus.keys, corpus.sketches, {threshold, threads},
+                                    &stats);
         ASSERT_TRUE(got.ok()) << got.status().ToString();
         EXPECT_EQ(*got, expected) << "threshold " << threshold << " threads " << threads;
         EXPECT_EQ(stats.candidates, colliding);
@@ -103,8 +106,10 @@ TEST(BandJoinTest, ManyIdenticalDocumentsGiveEachPairOnce) {
   c.keys.resize(20 * 30);
   c.sketches.resize(bytes * 30);
   for (size_t d = 0; d < 30; ++d) {
-    ASSERT_TRUE((*sketcher)->Compute(set, std::span(c.sketches).subspan(d * bytes, bytes),
-                                     std::span(c.keys).subspan(d * 20, 20)).ok());
+    ASSERT_TRUE((*sketcher)
+                    ->Compute(set, std::span(c.sketches).subspan(d * bytes, bytes),
+                              std::span(c.keys).subspan(d * 20, 20))
+                    .ok());
   }
   BandJoinStats stats;
   auto got = FindSimilarPairs(**sketcher, c.keys, c.sketches, {}, &stats);
@@ -123,7 +128,8 @@ TEST(BandJoinTest, EmptyInputAndMismatchedSpans) {
   EXPECT_TRUE(none->empty());
   std::vector<uint32_t> keys(40);
   std::vector<uint8_t> one_sketch((*sketcher)->sketch_bytes()), odd(100);
-  EXPECT_EQ(FindSimilarPairs(**sketcher, keys, one_sketch).status().code(), Status::Code::kInvalidArgument);
+  EXPECT_EQ(FindSimilarPairs(**sketcher, keys, one_sketch).status().code(),
+            Status::Code::kInvalidArgument);
   EXPECT_EQ(FindSimilarPairs(**sketcher, std::span(keys).first(20), odd).status().code(),
             Status::Code::kInvalidArgument);
   EXPECT_FALSE(FindSimilarPairs(**sketcher, std::span(keys).first(20), one_sketch, {1.5, 1}).ok());

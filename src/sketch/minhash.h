@@ -6,7 +6,8 @@
 
 namespace neardup::sketch_internal {
 
-// The splitmix64 finaliser: a bijection of 64-bit values that spreads every input bit over the output.
+// The splitmix64 finaliser: a bijection of 64-bit values that spreads every input bit over the
+// output.
 inline uint64_t Remix(uint64_t x) {
   x ^= x >> 30;
   x *= 0xbf58476d1ce4e5b9ULL;

@@ -51,8 +51,11 @@ TEST(SketchTest, EstimatesStayWithinTheExpectedErrorOfExactJaccard) {
   std::mt19937_64 rng(1);
   for (auto [bins, bits] : {std::pair{1024, 1}, {512, 2}, {256, 4}, {64, 8}, {128, 32}}) {
     auto sketcher = Make(bins, bits, 8, 4);
-    for (auto [shared, only] : {std::pair<size_t, size_t>{3000, 3000}, {4000, 1000}, {8000, 1000},
-                                {9500, 250}, {200, 3000}}) {
+    for (auto [shared, only] : {std::pair<size_t, size_t>{3000, 3000},
+                                {4000, 1000},
+                                {8000, 1000},
+                                {9500, 250},
+                                {200, 3000}}) {
       double sum = 0;
       const int trials = 30;
       for (int t = 0; t < trials; ++t) {
@@ -66,7 +69,8 @@ TEST(SketchTest, EstimatesStayWithinTheExpectedErrorOfExactJaccard) {
         sum += estimate;
       }
       // Unbiased: the mean of the trials is within 4 standard errors of the mean.
-      const double sigma = ExpectedError(static_cast<double>(shared) / (shared + 2 * only), bins, bits);
+      const double sigma =
+          ExpectedError(static_cast<double>(shared) / (shared + 2 * only), bins, bits);
       EXPECT_NEAR(sum / trials, static_cast<double>(shared) / (shared + 2 * only),
                   4 * sigma / std::sqrt(trials) + 1e-9)
           << bins << "x" << bits;
@@ -177,8 +181,8 @@ TEST(SketchTest, SmallSetsAreExact) {
 }
 
 TEST(SketchTest, EstimatesNeverExceedTheSizeBound) {
-  // J(A, B) <= |A| / |B| for |A| <= |B|: a subset of 100 of 130 hashes has J = 100 / 130 exactly, and
-  // a bin estimate (which can come out above it) is capped there. Also across the two forms.
+  // J(A, B) <= |A| / |B| for |A| <= |B|: a subset of 100 of 130 hashes has J = 100 / 130 exactly,
+  // and a bin estimate (which can come out above it) is capped there. Also across the two forms.
   std::mt19937_64 rng(7);
   auto sketcher = Make(1024, 1);
   for (auto [small, large] : {std::pair<size_t, size_t>{100, 130}, {30, 36}, {44, 45}, {40, 50}}) {
@@ -197,9 +201,9 @@ TEST(SketchTest, EstimatesNeverExceedTheSizeBound) {
 }
 
 TEST(SketchTest, DensificationFillsEveryBinOfSmallSets) {
-  // 50 hashes in 1024 bins (past the exact form's 44 at 1 bit; 400 past its 356 at 8 bits): most bins
-  // are empty before densification. Without it, two disjoint small sets would agree on every empty
-  // bin.
+  // 50 hashes in 1024 bins (past the exact form's 44 at 1 bit; 400 past its 356 at 8 bits): most
+  // bins are empty before densification. Without it, two disjoint small sets would agree on every
+  // empty bin.
   std::mt19937_64 rng(3);
   for (int bits : {1, 8}) {
     auto sketcher = Make(1024, bits);
@@ -208,9 +212,11 @@ TEST(SketchTest, DensificationFillsEveryBinOfSmallSets) {
     for (int t = 0; t < trials; ++t) {
       const size_t scale = bits == 1 ? 1 : 8;  // sets just past the exact form
       auto disjoint = testing::MakeSetPair(rng, 0, 50 * scale);
-      disjoint_sum += Estimate(*sketcher, Compute(*sketcher, disjoint.a), Compute(*sketcher, disjoint.b));
+      disjoint_sum +=
+          Estimate(*sketcher, Compute(*sketcher, disjoint.a), Compute(*sketcher, disjoint.b));
       auto overlap = testing::MakeSetPair(rng, 48 * scale, 8 * scale);  // J = 0.75
-      overlap_sum += Estimate(*sketcher, Compute(*sketcher, overlap.a), Compute(*sketcher, overlap.b));
+      overlap_sum +=
+          Estimate(*sketcher, Compute(*sketcher, overlap.a), Compute(*sketcher, overlap.b));
     }
     EXPECT_NEAR(disjoint_sum / trials, 0.0, 0.03) << bits;
     EXPECT_NEAR(overlap_sum / trials, 0.75, 0.04) << bits;
@@ -250,7 +256,8 @@ TEST(SketchTest, BandCollisionRateFollowsTheFormula) {
       total += bands;
     }
     const double sigma = std::sqrt(per_band * (1 - per_band) / static_cast<double>(total));
-    EXPECT_NEAR(static_cast<double>(agreeing) / static_cast<double>(total), per_band, 5 * sigma + 0.01)
+    EXPECT_NEAR(static_cast<double>(agreeing) / static_cast<double>(total), per_band,
+                5 * sigma + 0.01)
         << "J=" << jaccard;
   }
 }
@@ -276,11 +283,11 @@ TEST(SketchTest, ChooseRowsFollowsTheMath) {
 }
 
 TEST(SketchTest, BadOptionsAndSizesAreRejected) {
-  for (SketchOptions bad : {SketchOptions{100, 1, 20, 6}, SketchOptions{32, 1, 4, 2},
-                            SketchOptions{8192, 1, 20, 6}, SketchOptions{1024, 3, 20, 6},
-                            SketchOptions{1024, 0, 20, 6}, SketchOptions{1024, 64, 20, 6},
-                            SketchOptions{1024, 1, 0, 6}, SketchOptions{1024, 1, 65, 6},
-                            SketchOptions{1024, 1, 20, 0}, SketchOptions{64, 1, 20, 6}}) {
+  for (SketchOptions bad :
+       {SketchOptions{100, 1, 20, 6}, SketchOptions{32, 1, 4, 2}, SketchOptions{8192, 1, 20, 6},
+        SketchOptions{1024, 3, 20, 6}, SketchOptions{1024, 0, 20, 6},
+        SketchOptions{1024, 64, 20, 6}, SketchOptions{1024, 1, 0, 6}, SketchOptions{1024, 1, 65, 6},
+        SketchOptions{1024, 1, 20, 0}, SketchOptions{64, 1, 20, 6}}) {
     auto sketcher = Sketcher::Create(bad);
     EXPECT_FALSE(sketcher.ok()) << bad.bins << "x" << bad.bits_per_bin << " " << bad.bands << "x"
                                 << bad.rows;

@@ -55,7 +55,8 @@ class SketcherImpl final : public Sketcher {
  public:
   explicit SketcherImpl(const SketchOptions& options)
       : options_(options),
-        payload_bytes_(static_cast<size_t>(options.bins) * static_cast<size_t>(options.bits_per_bin) / 8),
+        payload_bytes_(static_cast<size_t>(options.bins) *
+                       static_cast<size_t>(options.bits_per_bin) / 8),
         exact_capacity_(payload_bytes_ * 8 / kTopBits),
         shift_(kTopBits - std::countr_zero(static_cast<unsigned>(options.bins))),
         value_mask_((uint64_t{1} << options.bits_per_bin) - 1),
@@ -111,9 +112,11 @@ class SketcherImpl final : public Sketcher {
     const uint32_t count_a = Load32(a), count_b = Load32(b);
     if (count_a == 0 || count_b == 0) return count_a == count_b ? 1.0 : 0.0;
     const bool exact_a = count_a <= exact_capacity_, exact_b = count_b <= exact_capacity_;
-    if (exact_a && exact_b) return ExactJaccard(a + kHeaderBytes, count_a, b + kHeaderBytes, count_b);
+    if (exact_a && exact_b)
+      return ExactJaccard(a + kHeaderBytes, count_a, b + kHeaderBytes, count_b);
     // J <= |smaller| / |larger|, whatever the bins say.
-    const double bound = static_cast<double>(std::min(count_a, count_b)) / std::max(count_a, count_b);
+    const double bound =
+        static_cast<double>(std::min(count_a, count_b)) / std::max(count_a, count_b);
     std::array<uint8_t, kMaxPayloadBytes> expanded_a, expanded_b;
     const uint8_t* bits_a = exact_a ? Expand(a, expanded_a.data()) : a + kHeaderBytes;
     const uint8_t* bits_b = exact_b ? Expand(b, expanded_b.data()) : b + kHeaderBytes;
@@ -151,8 +154,8 @@ class SketcherImpl final : public Sketcher {
     }
   }
 
-  // Like Fill, but only the bins of the band rows, from the sorted features of a small document: the
-  // non-empty bins are then the distinct bins of the sorted t, in ascending order.
+  // Like Fill, but only the bins of the band rows, from the sorted features of a small document:
+  // the non-empty bins are then the distinct bins of the sorted t, in ascending order.
   void FillBandBins(const uint32_t* sorted, size_t count, uint64_t* values) const {
     std::array<uint32_t, kMaxExact> used_bins;
     std::array<uint64_t, kMaxExact> minimum;
@@ -187,7 +190,8 @@ class SketcherImpl final : public Sketcher {
         word |= (values[w * static_cast<size_t>(per_word) + static_cast<size_t>(f)] & value_mask_)
                 << (f * bits);
       }
-      for (int k = 0; k < 8; ++k) out[w * 8 + static_cast<size_t>(k)] = static_cast<uint8_t>(word >> (8 * k));
+      for (int k = 0; k < 8; ++k)
+        out[w * 8 + static_cast<size_t>(k)] = static_cast<uint8_t>(word >> (8 * k));
     }
   }
 
@@ -203,7 +207,8 @@ class SketcherImpl final : public Sketcher {
   }
 
   // |A & B| / |A | B| of two sorted streams of feature tops.
-  static double ExactJaccard(const uint8_t* a, uint32_t count_a, const uint8_t* b, uint32_t count_b) {
+  static double ExactJaccard(const uint8_t* a, uint32_t count_a, const uint8_t* b,
+                             uint32_t count_b) {
     uint32_t i = 0, j = 0, both = 0;
     while (i < count_a && j < count_b) {
       const uint32_t x = LoadTop(a, i), y = LoadTop(b, j);
@@ -255,10 +260,12 @@ Result<int> ChooseRows(double threshold, int bands, double target_recall) {
     return Status::InvalidArgument("bands must be between 1 and 64, got " + std::to_string(bands));
   }
   if (!(target_recall > 0 && target_recall < 1)) {
-    return Status::InvalidArgument("target recall must be in (0, 1), got " + std::to_string(target_recall));
+    return Status::InvalidArgument("target recall must be in (0, 1), got " +
+                                   std::to_string(target_recall));
   }
   int rows = 1;
-  while (rows < kMaxBins / bands && BandCollisionProbability(threshold, bands, rows + 1) >= target_recall) {
+  while (rows < kMaxBins / bands &&
+         BandCollisionProbability(threshold, bands, rows + 1) >= target_recall) {
     ++rows;
   }
   return rows;
@@ -287,12 +294,14 @@ Result<std::unique_ptr<Sketcher>> Sketcher::Create(const SketchOptions& options)
   if (options.bands < 1 || options.bands > kMaxBands || options.rows < 1 ||
       options.bands * options.rows > bins) {
     return Status::InvalidArgument("bands (1..64) times rows must be at most the bins, got " +
-                                   std::to_string(options.bands) + " x " + std::to_string(options.rows));
+                                   std::to_string(options.bands) + " x " +
+                                   std::to_string(options.rows));
   }
   return std::unique_ptr<Sketcher>(std::make_unique<SketcherImpl>(options));
 }
 
-Result<double> Sketcher::EstimateJaccard(std::span<const uint8_t> a, std::span<const uint8_t> b) const {
+Result<double> Sketcher::EstimateJaccard(std::span<const uint8_t> a,
+                                         std::span<const uint8_t> b) const {
   if (a.size() != sketch_bytes() || b.size() != sketch_bytes()) {
     return Status::InvalidArgument("sketches of " + std::to_string(a.size()) + " and " +
                                    std::to_string(b.size()) + " bytes, expected " +

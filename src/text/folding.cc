@@ -2,7 +2,6 @@
 
 #include <Lexicon.hpp>
 #include <MarisaDict.hpp>
-
 #include <cstdio>
 #include <exception>
 #include <filesystem>
@@ -92,9 +91,10 @@ Status CharacterFolding::LoadOpenccBinary(const std::string& path, CharacterFold
 Result<std::unique_ptr<CharacterFolding>> CharacterFolding::Load(const std::string& path) {
   std::error_code error;
   if (!std::filesystem::is_regular_file(path, error)) {
-    return Status::NotFound(path + ": character folding table not found (Traditional-to-Simplified "
-                                   "folding reads OpenCC's TSCharacters.ocd2: install Debian package "
-                                   "libopencc-data, name another table, or turn folding off)");
+    return Status::NotFound(path +
+                            ": character folding table not found (Traditional-to-Simplified "
+                            "folding reads OpenCC's TSCharacters.ocd2: install Debian package "
+                            "libopencc-data, name another table, or turn folding off)");
   }
   std::unique_ptr<CharacterFolding> folding(new CharacterFolding());
   NEARDUP_RETURN_IF_ERROR(EndsWith(path, ".ocd2") ? LoadOpenccBinary(path, folding.get())
@@ -103,7 +103,8 @@ Result<std::unique_ptr<CharacterFolding>> CharacterFolding::Load(const std::stri
   return folding;
 }
 
-Result<std::shared_ptr<const CharacterFolding>> CharacterFolding::LoadShared(const std::string& path) {
+Result<std::shared_ptr<const CharacterFolding>> CharacterFolding::LoadShared(
+    const std::string& path) {
   static std::mutex mutex;
   static std::map<std::string, std::shared_ptr<const CharacterFolding>> loaded;
   std::lock_guard lock(mutex);

@@ -48,7 +48,8 @@ TEST(FoldingTest, MissingAndBadTablesAreErrors) {
   auto no_tab = CharacterFolding::Load(dir.File("bad.txt", "這\t这\n這这\n"));
   ASSERT_FALSE(no_tab.ok());
   EXPECT_EQ(no_tab.status().code(), Status::Code::kInvalidArgument);
-  EXPECT_NE(no_tab.status().message().find("bad.txt:2:"), std::string::npos) << no_tab.status().message();
+  EXPECT_NE(no_tab.status().message().find("bad.txt:2:"), std::string::npos)
+      << no_tab.status().message();
 
   auto garbage = CharacterFolding::Load(dir.File("garbage.ocd2", std::string(200, 'x')));
   ASSERT_FALSE(garbage.ok());
