@@ -70,6 +70,17 @@ Status CharacterFolding::LoadText(const std::string& path, CharacterFolding* fol
 Status CharacterFolding::LoadOpenccBinary(const std::string& path, CharacterFolding* folding) {
   FILE* file = std::fopen(path.c_str(), "rb");
   if (file == nullptr) return Status::IOError(path + ": cannot open");
+  // OpenCC's reader leaks its buffers when it throws on a malformed file: the magic is checked here
+  // first, so that the common bad input (not an .ocd2 at all) never gets there.
+  static constexpr std::string_view kMagic = "OPENCC_MARISA_0.2.5";
+  char magic[kMagic.size()] = {};
+  const size_t read = std::fread(magic, 1, sizeof(magic), file);
+  if (read != sizeof(magic) || std::string_view(magic, sizeof(magic)) != kMagic) {
+    std::fclose(file);
+    return Status::Corruption(path + ": not an OpenCC dictionary (no " + std::string(kMagic) +
+                              " header)");
+  }
+  std::rewind(file);
   try {
     opencc::MarisaDictPtr dict = opencc::MarisaDict::NewFromFile(file);
     std::fclose(file);
