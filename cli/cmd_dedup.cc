@@ -202,12 +202,17 @@ int RunDedupCommand(const DedupFlags& flags) {
   const bool bar = !flags.quiet && ::isatty(2);
   if (bar) options.on_progress = DrawProgress;
 
-  std::signal(SIGINT, OnSignal);
-  std::signal(SIGTERM, OnSignal);
+  // Without SA_RESTART, so that a read blocked on a pipe returns and the job sees the flag.
+  struct sigaction action = {};
+  action.sa_handler = OnSignal;
+  sigemptyset(&action.sa_mask);
+  struct sigaction previous_int, previous_term;
+  sigaction(SIGINT, &action, &previous_int);
+  sigaction(SIGTERM, &action, &previous_term);
   auto report = RunDedup(options);
   if (bar) std::fputs("\r\x1b[K", stderr);
-  std::signal(SIGINT, SIG_DFL);
-  std::signal(SIGTERM, SIG_DFL);
+  sigaction(SIGINT, &previous_int, nullptr);
+  sigaction(SIGTERM, &previous_term, nullptr);
   if (!report.ok()) {
     if (report.status().code() == Status::Code::kCancelled) {
       std::fputs("neardup dedup: interrupted; no output was written\n", stderr);

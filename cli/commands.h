@@ -11,6 +11,11 @@ void AddHashCommand(CLI::App* app, int* exit_code);
 void AddCompareCommand(CLI::App* app, int* exit_code);
 void AddVersionCommand(CLI::App* app, int* exit_code);
 void AddDedupCommand(CLI::App* app, int* exit_code);
+void AddSegmentCommand(CLI::App* app, int* exit_code);
+void AddKeywordsCommand(CLI::App* app, int* exit_code);
+void AddIdfCommand(CLI::App* app, int* exit_code);
+void AddIndexCommand(CLI::App* app, int* exit_code);
+void AddPlanCommand(CLI::App* app, int* exit_code);
 
 }  // namespace neardup::cli
 

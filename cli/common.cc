@@ -22,8 +22,13 @@ void AddInputFlags(CLI::App* command, InputFlags* flags) {
 }
 
 void AddFingerprintFlags(CLI::App* command, FingerprintFlags* flags) {
-  command->add_option("-m,--mode", flags->mode, "Features: shingles or terms")
-      ->check(CLI::IsMember({"shingles", "terms"}))
+  command->add_option("-m,--mode", flags->mode,
+                      "Features: shingles, terms (TF-IDF for Chinese) or keywords (top-N TF-IDF words)")
+      ->check(CLI::IsMember({"shingles", "terms", "keywords"}))
+      ->capture_default_str();
+  command->add_option("--keywords", flags->keyword_count,
+                      "Keywords per document in keywords mode (0: max(5, min(200, bytes / 120)))")
+      ->check(CLI::Range(0, 100000))
       ->capture_default_str();
   command->add_option("--shingle-unit", flags->shingle_unit, "Shingles of words or characters")
       ->check(CLI::IsMember({"word", "char"}))
@@ -48,6 +53,63 @@ void AddFingerprintFlags(CLI::App* command, FingerprintFlags* flags) {
   command->add_option("--max-doc-bytes", flags->max_document_bytes,
                       "Longest document accepted, e.g. 100M (0: no limit; plain text streams)")
       ->transform(SizeValidator());
+  AddDictionaryFlags(command, &flags->dictionary);
+  AddWeightFlags(command, &flags->weights);
+}
+
+void AddDictionaryFlags(CLI::App* command, DictionaryFlags* flags) {
+  command->add_option("--dict", flags->dict_path, "jieba main dictionary (default: jieba's dict.txt)");
+  command->add_option("--hmm-dir", flags->hmm_dir,
+                      "Directory of jieba's HMM tables prob_*.py (default: jieba's finalseg)");
+  command->add_option("--user-dict", flags->user_dict_paths,
+                      "User dictionary in jieba's format (repeatable, applied in order)");
+}
+
+Result<std::shared_ptr<const Dictionary>> LoadDictionary(const DictionaryFlags& flags) {
+  if (flags.dict_path.empty() && flags.hmm_dir.empty() && flags.user_dict_paths.empty()) {
+    return Dictionary::Default();
+  }
+  DictionaryOptions options;
+  options.dict_path = flags.dict_path;
+  options.hmm_dir = flags.hmm_dir;
+  options.user_dict_paths = flags.user_dict_paths;
+  return Dictionary::Load(options);
+}
+
+void AddWeightFlags(CLI::App* command, WeightFlags* flags) {
+  command->add_option("--idf", flags->idf_path,
+                      "IDF table, 'word idf' per line (default: jieba's idf.txt; see 'neardup idf build')");
+  command->add_option("--stop-words", flags->stop_words_path,
+                      "Stop words, one per line, added to jieba's English list");
+}
+
+Result<std::shared_ptr<const KeywordModel>> LoadKeywordModel(const DictionaryFlags& dictionary,
+                                                             const WeightFlags& weights) {
+  const bool default_dictionary = dictionary.dict_path.empty() && dictionary.hmm_dir.empty() &&
+                                  dictionary.user_dict_paths.empty();
+  if (default_dictionary && weights.idf_path.empty() && weights.stop_words_path.empty()) {
+    return KeywordModel::Default();
+  }
+  auto dict = LoadDictionary(dictionary);
+  if (!dict.ok()) return dict.status();
+  auto idf = weights.idf_path.empty() ? IdfTable::Default() : IdfTable::Load(weights.idf_path);
+  if (!idf.ok()) return idf.status();
+  StopWords stop = StopWords::JiebaDefault();
+  if (!weights.stop_words_path.empty()) NEARDUP_RETURN_IF_ERROR(stop.AddFile(weights.stop_words_path));
+  return KeywordModel::Create(*dict, *idf, std::move(stop));
+}
+
+void AppendDouble(double value, std::string* out) {
+  char buffer[64];
+  const auto result = std::to_chars(buffer, buffer + sizeof buffer, value);
+  out->append(buffer, result.ptr);
+}
+
+void AddInvalidUtf8Flag(CLI::App* command, std::string* value) {
+  command->add_option("--invalid-utf8", *value,
+                      "Invalid UTF-8: replace (with U+FFFD) or reject (error with byte offset)")
+      ->check(CLI::IsMember({"replace", "reject"}))
+      ->capture_default_str();
 }
 
 Result<FingerprintOptions> ToOptions(const FingerprintFlags& flags) {
@@ -67,6 +129,15 @@ Result<FingerprintOptions> ToOptions(const FingerprintFlags& flags) {
   options.normalize = !flags.no_normalize;
   options.invalid_utf8 = flags.invalid_utf8 == "reject" ? InvalidUtf8::kReject : InvalidUtf8::kReplace;
   options.max_document_bytes = flags.max_document_bytes;
+  options.keyword_count = flags.keyword_count;
+  const DictionaryFlags& d = flags.dictionary;
+  const bool named = !d.dict_path.empty() || !d.hmm_dir.empty() || !d.user_dict_paths.empty() ||
+                     !flags.weights.idf_path.empty() || !flags.weights.stop_words_path.empty();
+  if (named) {
+    auto model = LoadKeywordModel(flags.dictionary, flags.weights);
+    if (!model.ok()) return model.status();
+    options.keyword_model = *model;
+  }
   return options;
 }
 

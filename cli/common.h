@@ -11,6 +11,8 @@
 #include <string_view>
 #include <vector>
 
+#include "neardup/keywords.h"
+#include "neardup/segment.h"
 #include "neardup/simhash.h"
 #include "neardup/status.h"
 
@@ -30,21 +32,54 @@ struct InputFlags {
 
 void AddInputFlags(CLI::App* command, InputFlags* flags);
 
-// Fingerprint options as flags: --mode, --shingle-unit, --shingle-size, --weighting, --fold,
-// --fold-table, --no-normalize, --invalid-utf8, --max-doc-bytes.
+// jieba's dictionary files: --dict, --hmm-dir, --user-dict (repeatable). Without any, jieba's own
+// files are found automatically.
+struct DictionaryFlags {
+  std::string dict_path;
+  std::string hmm_dir;
+  std::vector<std::string> user_dict_paths;
+};
+
+void AddDictionaryFlags(CLI::App* command, DictionaryFlags* flags);
+Result<std::shared_ptr<const Dictionary>> LoadDictionary(const DictionaryFlags& flags);
+
+// TF-IDF weighting: --idf FILE (default: jieba's idf.txt), --stop-words FILE (added to jieba's list).
+struct WeightFlags {
+  std::string idf_path;
+  std::string stop_words_path;
+};
+
+void AddWeightFlags(CLI::App* command, WeightFlags* flags);
+// The model of the flags; jieba's own files when no flag is given (loaded once per process).
+Result<std::shared_ptr<const KeywordModel>> LoadKeywordModel(const DictionaryFlags& dictionary,
+                                                             const WeightFlags& weights);
+
+// Appends the shortest decimal form that reads back as the same double (as Python's repr).
+void AppendDouble(double value, std::string* out);
+
+// Invalid UTF-8 in text: --invalid-utf8 replace|reject.
+void AddInvalidUtf8Flag(CLI::App* command, std::string* value);
+
+// Fingerprint options as flags: --mode, --shingle-unit, --shingle-size, --keywords, --weighting,
+// --fold, --fold-table, --no-normalize, --invalid-utf8, --max-doc-bytes, and the dictionary and
+// weight flags above.
 struct FingerprintFlags {
   std::string mode = "shingles";
   std::string shingle_unit = "word";
   int shingle_size = 3;
+  int keyword_count = 0;
   std::string weighting = "occurrences";
   std::string fold = "none";
   std::string fold_table = std::string(kDefaultTraditionalToSimplifiedTable);
   bool no_normalize = false;
   std::string invalid_utf8 = "replace";
   uint64_t max_document_bytes = 0;
+  DictionaryFlags dictionary;
+  WeightFlags weights;
 };
 
 void AddFingerprintFlags(CLI::App* command, FingerprintFlags* flags);
+// Loads the dictionaries named by flags (none named: jieba's, loaded when first needed).
 Result<FingerprintOptions> ToOptions(const FingerprintFlags& flags);
 
 // Receives documents: Begin, then the text in pieces (plain text lines stream, so a line need not fit

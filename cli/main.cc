@@ -15,9 +15,14 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   app.fallthrough(false);
   int exit_code = neardup::cli::kExitSuccess;
-  neardup::cli::AddHashCommand(&app, &exit_code);
+neardup::cli::AddHashCommand(&app, &exit_code);
   neardup::cli::AddCompareCommand(&app, &exit_code);
   neardup::cli::AddDedupCommand(&app, &exit_code);
+  neardup::cli::AddSegmentCommand(&app, &exit_code);
+  neardup::cli::AddKeywordsCommand(&app, &exit_code);
+  neardup::cli::AddIdfCommand(&app, &exit_code);
+  neardup::cli::AddIndexCommand(&app, &exit_code);
+  neardup::cli::AddPlanCommand(&app, &exit_code);
   neardup::cli::AddVersionCommand(&app, &exit_code);
   try {
     app.parse(argc, argv);

@@ -18,6 +18,7 @@ packages=(
   libreoffice-help-en-us  # real English pages for the demo and the tests
   bc zstd gzip          # used by the demo and the CLI tests
   python3-jieba         # jieba's dictionaries (dict.txt, idf.txt, HMM tables) and the oracle of the segmenter tests
+  libreoffice-help-zh-cn  # real Chinese text: the corpus of the jieba oracle tests (tests/jieba) and benchmarks
   libclang-rt-14-dev    # sanitizer runtimes
 )
 for option in "$@"; do

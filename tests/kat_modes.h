@@ -1,6 +1,7 @@
 // The option sets that get fingerprint known-answer vectors, shared by the generator and the test.
-// A spec is "mode[:unit:n][:raw][:distinct][:t2s]"; "raw" turns normalisation off, "distinct" counts
-// each distinct feature once, "t2s" folds Traditional Chinese to Simplified (OpenCC's table).
+// A spec is "mode[:unit:n][:raw][:distinct][:t2s]" or "keywords[:kN]"; "raw" turns normalisation
+// off, "distinct" counts each distinct feature once, "t2s" folds Traditional Chinese to Simplified
+// (OpenCC's table), kN fixes the keyword count (automatic otherwise).
 #ifndef NEARDUP_TESTS_KAT_MODES_H_
 #define NEARDUP_TESTS_KAT_MODES_H_
 
@@ -17,7 +18,8 @@ inline const std::vector<std::string>& KnownAnswerModes() {
   static const std::vector<std::string> modes = {
       "terms",           "terms:raw",        "shingles:word:1", "shingles:word:2",
       "shingles:word:3", "shingles:word:5",  "shingles:char:3", "shingles:char:5",
-      "shingles:word:3:raw",
+      "shingles:word:3:raw", "keywords",         "keywords:k20",
+      // Added with the sketch: distinct weighting and Traditional-to-Simplified folding.
       "shingles:char:5:distinct:t2s", "shingles:char:5:distinct", "shingles:word:3:distinct",
       "terms:distinct",
   };
@@ -38,6 +40,10 @@ inline Result<FingerprintOptions> ParseModeSpec(const std::string& spec) {
     if (parts.back() == "raw") options.normalize = false;
     if (parts.back() == "distinct") options.weighting = FeatureWeighting::kDistinct;
     if (parts.back() == "t2s") options.fold_traditional = true;
+    parts.pop_back();
+  }
+  if (parts.size() == 2 && parts[1].size() > 1 && parts[1][0] == 'k') {  // keywords:kN: N keywords
+    options.keyword_count = std::stoi(parts[1].substr(1));
     parts.pop_back();
   }
   auto mode = ParseFeatureMode(parts[0]);

@@ -1,18 +1,19 @@
-// Exact Hamming indexes of 64-bit fingerprints: "every stored fingerprint within k bits of this one".
+// Exact Hamming indexes of 64-bit fingerprints: "every stored fingerprint within k bits of this
+// one".
 //
 // Two implementations behind one interface:
 // - BruteForceIndex compares the query with every stored fingerprint. It is the reference the other
 //   index is tested against, and the fastest choice for a few thousand fingerprints.
 // - PermutedTableIndex is the pigeonhole index (Manku, Jain, Das Sarma 2007): the 64 bits are split
-//   into b blocks; two fingerprints within k bits agree exactly on at least b - k blocks, so with one
-//   sorted table per choice of m <= b - k "key" blocks, every match shares the key of at least one
-//   table with the query. A query reads one small contiguous range per table and verifies it with
-//   SIMD popcounts. Results are exact: no misses, no duplicates, nothing beyond k.
+//   into b blocks; two fingerprints within k bits agree exactly on at least b - k blocks, so with
+//   one sorted table per choice of m <= b - k "key" blocks, every match shares the key of at least
+//   one table with the query. A query reads one small contiguous range per table and verifies it
+//   with SIMD popcounts. Results are exact: no misses, no duplicates, nothing beyond k.
 //
 // Thread safety: every method of an Index may be called from several threads at once. Queries run
-// concurrently with each other; Insert and Remove are serialised internally and wait only for queries
-// in flight (a PermutedTableIndex merges its write buffer in the background, so a large merge never
-// blocks queries).
+// concurrently with each other; Insert and Remove are serialised internally and wait only for
+// queries in flight (a PermutedTableIndex merges its write buffer in the background, so a large
+// merge never blocks queries).
 #ifndef NEARDUP_INDEX_H_
 #define NEARDUP_INDEX_H_
 
@@ -47,13 +48,13 @@ struct QueryStats {
 
 // Size and memory of an index, and the work of every query answered so far.
 struct IndexStats {
-  uint64_t size = 0;            // fingerprints stored (removed ones excluded)
-  uint64_t memory_bytes = 0;    // heap (or mapped file) bytes held by the index
-  uint64_t buffered = 0;        // inserts not yet merged into the sorted tables
-  uint64_t merges = 0;          // write-buffer merges completed
-  std::string design;           // e.g. "4 blocks 16,16,16,16, key 1 block: 4 tables, exact for k<=3"
-  int max_exact_k = 0;          // largest k the index answers exactly
-  QueryStats queries;           // cumulative
+  uint64_t size = 0;          // fingerprints stored (removed ones excluded)
+  uint64_t memory_bytes = 0;  // heap (or mapped file) bytes held by the index
+  uint64_t buffered = 0;      // inserts not yet merged into the sorted tables
+  uint64_t merges = 0;        // write-buffer merges completed
+  std::string design;         // e.g. "4 blocks 16,16,16,16, key 1 block: 4 tables, exact for k<=3"
+  int max_exact_k = 0;        // largest k the index answers exactly
+  QueryStats queries;         // cumulative
 };
 
 // The results of a batch of queries: matches of query q are matches[offsets[q] .. offsets[q+1]).
@@ -63,7 +64,8 @@ struct BatchResult {
   QueryStats stats;
 
   std::span<const Match> MatchesOf(size_t query) const {
-    return std::span<const Match>(matches).subspan(offsets[query], offsets[query + 1] - offsets[query]);
+    return std::span<const Match>(matches).subspan(offsets[query],
+                                                   offsets[query + 1] - offsets[query]);
   }
 };
 
@@ -86,16 +88,16 @@ class Index {
   // InvalidArgument if k is negative or above the largest k the index answers exactly.
   virtual Result<std::vector<Match>> Query(uint64_t fingerprint, int k) const = 0;
 
-  // The same for many queries, spread over `threads` threads (0: one per core). Each query's matches
-  // are in ascending (distance, id) order; the result does not depend on the thread count.
+  // The same for many queries, spread over `threads` threads (0: one per core). Each query's
+  // matches are in ascending (distance, id) order; the result does not depend on the thread count.
   virtual Result<BatchResult> QueryBatch(std::span<const uint64_t> fingerprints, int k,
                                          int threads) const = 0;
 
   virtual IndexStats Stats() const = 0;
 };
 
-// A design of permuted tables: the 64 bits are split into blocks (block 0 holds the most significant
-// bits), and there is one table for every choice of key_blocks of them. Exact for every
+// A design of permuted tables: the 64 bits are split into blocks (block 0 holds the most
+// significant bits), and there is one table for every choice of key_blocks of them. Exact for every
 // k <= block_bits.size() - key_blocks.
 struct TableDesign {
   std::vector<int> block_bits;  // sizes, summing to 64, each 1..32; 2..8 blocks
@@ -105,24 +107,24 @@ struct TableDesign {
   static TableDesign Even(int blocks, int key_blocks);
 
   int max_exact_k() const { return static_cast<int>(block_bits.size()) - key_blocks; }
-  int tables() const;                   // C(blocks, key_blocks)
-  std::string ToString() const;         // "5 blocks 13,13,13,13,12, key 2 blocks: 10 tables..."
-  Status Validate() const;              // InvalidArgument naming the problem
+  int tables() const;            // C(blocks, key_blocks)
+  std::string ToString() const;  // "5 blocks 13,13,13,13,12, key 2 blocks: 10 tables..."
+  Status Validate() const;       // InvalidArgument naming the problem
 };
 
 // What the planner chose and why.
 struct Plan {
   TableDesign design;
-  int prefix_bits = 0;                   // bits of the bucket directory of each table
-  double candidates_per_query = 0;       // expected fingerprints verified per query (uniform codes)
-  double bytes_per_fingerprint = 0;      // expected memory, ids and directories included
-  double cost_per_query_ns = 0;          // the model's estimate on one core
-  std::vector<std::string> alternatives; // one line per design considered, with why it lost
+  int prefix_bits = 0;               // bits of the bucket directory of each table
+  double candidates_per_query = 0;   // expected fingerprints verified per query (uniform codes)
+  double bytes_per_fingerprint = 0;  // expected memory, ids and directories included
+  double cost_per_query_ns = 0;      // the model's estimate on one core
+  std::vector<std::string> alternatives;  // one line per design considered, with why it lost
 };
 
 // Chooses the fastest exact design for n fingerprints and queries up to max_k whose expected memory
-// fits in memory_budget_bytes (0: no limit). InvalidArgument for max_k outside 0..7 or n = 0 given a
-// budget; ResourceExhausted if no design fits the budget (the message gives the smallest).
+// fits in memory_budget_bytes (0: no limit). InvalidArgument for max_k outside 0..7 or n = 0 given
+// a budget; ResourceExhausted if no design fits the budget (the message gives the smallest).
 Result<Plan> PlanDesign(uint64_t n, int max_k, uint64_t memory_budget_bytes);
 
 // Options of a PermutedTableIndex. Every field has a usable default.
@@ -130,14 +132,14 @@ struct IndexOptions {
   // The table design. Empty block_bits: the planner chooses from expected_size, max_k and
   // memory_budget_bytes.
   TableDesign design{{}, 1};
-  int max_k = 3;                      // the largest k queries will use (planner input)
-  uint64_t expected_size = 0;         // planner input; 0: the size of the initial build (or 1M)
-  uint64_t memory_budget_bytes = 0;   // planner input; 0: no limit
-  // Bits of each table's bucket directory; 0: chosen from the size (about 4..16 entries per bucket).
-  // More bits: shorter ranges per query, 4 bytes * 2^bits per table.
+  int max_k = 3;                     // the largest k queries will use (planner input)
+  uint64_t expected_size = 0;        // planner input; 0: the size of the initial build (or 1M)
+  uint64_t memory_budget_bytes = 0;  // planner input; 0: no limit
+  // Bits of each table's bucket directory; 0: chosen from the size (about 4..16 entries per
+  // bucket). More bits: shorter ranges per query, 4 bytes * 2^bits per table.
   int prefix_bits = 0;
-  // Inserts kept in the write buffer (scanned by brute force) before it is merged into the sorted
-  // tables. 0: max(4096, size / 64). Larger: cheaper inserts, slower queries.
+  // Inserts kept in the write buffer (scanned by brute force) before a background merge moves them
+  // into the sorted tables. 0: 2048. Larger: cheaper inserts, slower queries while they wait.
   size_t merge_threshold = 0;
   // Merge on a background thread (queries and inserts continue meanwhile). false: merge inside the
   // Insert that fills the buffer.
@@ -165,7 +167,7 @@ Status SaveIndex(const Index& index, const std::string& path);
 struct LoadOptions {
   bool verify_checksums = true;  // false: open in O(directory) time, trusting the file's contents
   bool map_file = true;          // share the file's pages (mmap) instead of reading into the heap
-  IndexOptions index;            // merge_threshold, background_merge, build_threads for later inserts
+  IndexOptions index;  // merge_threshold, background_merge, build_threads for later inserts
 };
 
 // Opens an index written by SaveIndex. NotFound / IOError naming the path; Corruption naming the

@@ -1,9 +1,9 @@
 // All-pairs similarity join of a set of fingerprints, and clustering of the pairs it finds.
 //
-// FindAllPairs gives every pair of positions (i, j), i < j, whose fingerprints are within k bits, each
-// pair exactly once. It uses the same pigeonhole designs as the permuted-table index: every table
-// sorts the fingerprints by its key, pairs are compared only inside runs of equal keys, and a pair is
-// reported only by the first table whose key both fingerprints share.
+// FindAllPairs gives every pair of positions (i, j), i < j, whose fingerprints are within k bits,
+// each pair exactly once. It uses the same pigeonhole designs as the permuted-table index: every
+// table sorts the fingerprints by its key, pairs are compared only inside runs of equal keys, and a
+// pair is reported only by the first table whose key both fingerprints share.
 //
 // Thread safety: the functions keep no state; they may be called from several threads at once.
 #ifndef NEARDUP_JOIN_H_
@@ -50,7 +50,8 @@ Status ForEachPair(std::span<const uint64_t> fingerprints, int k, const JoinOpti
 //
 // The representative is the item with the highest priority in its cluster, ties going to the lowest
 // position; with no priorities (empty span) it is the first item seen, the lowest position.
-// InvalidArgument if a pair names a position >= count or priorities is neither empty nor of size count.
+// InvalidArgument if a pair names a position >= count or priorities is neither empty nor of size
+// count.
 Result<std::vector<uint32_t>> ClusterPairs(uint32_t count, std::span<const Pair> pairs,
                                            std::span<const int64_t> priorities = {});
 

@@ -22,18 +22,25 @@
 #include <vector>
 
 #include "neardup/folding.h"
+#include "neardup/keywords.h"
 #include "neardup/status.h"
 #include "neardup/text.h"
 
 namespace neardup {
 
+// Chinese (a CJK run of the tokeniser) is cut into words by jieba's segmenter (neardup/segment.h) in
+// kTerms and in word shingles; other text is unaffected by the segmenter and the IDF table.
 enum class FeatureMode {
-  kTerms,     // every word once per occurrence (TF weights); CJK runs as character bigrams
-  kShingles,  // n-grams of words (CJK: of characters) or of characters, once per occurrence
+  kTerms,     // every word once per occurrence: weight 1, or for a word of a CJK run its IDF (the
+              // table's median for unknown words; stop words are left out), so a word's total
+              // weight is its TF-IDF up to the document's constant 1/total
+  kShingles,  // n-grams of words or of characters, once per occurrence, weight 1
+  kKeywords,  // the classic method: the top-N TF-IDF keywords of jieba.analyse.extract_tags over the
+              // whole normalised text, each once with its TF-IDF weight
 };
 
 enum class ShingleUnit {
-  kWord,  // n consecutive tokens joined by one space; a CJK run gives one token per character
+  kWord,  // n consecutive words joined by one space; a CJK run gives its jieba words
   kChar,  // n consecutive code points of the tokens joined by one space
 };
 
@@ -56,8 +63,16 @@ struct FingerprintOptions {
   InvalidUtf8 invalid_utf8 = InvalidUtf8::kReplace;
 
   // Documents longer than this many bytes are refused with ResourceExhausted (0: no limit). Memory use
-  // does not grow with document length: a builder streams.
+  // does not grow with document length: a builder streams (kKeywords keeps the distinct words).
   uint64_t max_document_bytes = 0;
+
+  // kKeywords: how many keywords (1..100000), or 0 for automatic: max(5, min(200, bytes / 120)) for a
+  // document of `bytes` input bytes.
+  int keyword_count = 0;
+
+  // The segmentation dictionary, IDF table and stop words. Null: jieba's own files, found and loaded
+  // on first use (once per process, shared by all threads; kKeywords loads them in Create()).
+  std::shared_ptr<const KeywordModel> keyword_model;
 
   // kDistinct folds each distinct feature once and keeps the document's distinct feature hashes (8
   // bytes each, so memory grows with the document) for FingerprintBuilder::DistinctFeatureHashes().
@@ -70,7 +85,10 @@ struct FingerprintOptions {
   std::string folding_table = std::string(kDefaultTraditionalToSimplifiedTable);
 };
 
-// Parses "terms" / "shingles"; "word" / "char".
+// Keywords kept by kKeywords for a document of `bytes` input bytes.
+size_t KeywordCountFor(const FingerprintOptions& options, uint64_t bytes);
+
+// Parses "terms" / "shingles" / "keywords"; "word" / "char".
 Result<FeatureMode> ParseFeatureMode(std::string_view name);
 Result<ShingleUnit> ParseShingleUnit(std::string_view name);
 std::string_view FeatureModeName(FeatureMode mode);

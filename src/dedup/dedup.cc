@@ -472,32 +472,35 @@ Status Job::WritePairs() {
   return Status::OK();
 }
 
-// Pass 2: copies the kept documents' lines from the inputs, byte for byte, in input order.
+// Pass 2: copies the kept documents' lines from the inputs, byte for byte (line ends included), in
+// input order.
 Status Job::WriteKept() {
   if (!kept_out_.is_open()) return Status::OK();
   const auto start = Clock::now();
   uint64_t ordinal = 0, document = 0, bytes = 0;
   size_t next_bad = 0;
-  std::string line;
+  std::string scratch;
+  std::string_view raw;
   for (const auto& file : files_) {
     auto reader = LineReader::Open(file.read_path);
     if (!reader.ok()) return reader.status();
     while (true) {
-      auto more = (*reader)->ReadLine(&line, options_.max_line_bytes);
+      auto more = (*reader)->ReadRawLine(&raw, &scratch, options_.max_line_bytes);
       if (!more.ok() && more.status().code() != Status::Code::kResourceExhausted) return more.status();
       if (more.ok() && !*more) break;
       const uint64_t this_line = ordinal++;
-      bytes += line.size();
       if (next_bad < table_.bad_lines.size() && table_.bad_lines[next_bad] == this_line) {
         ++next_bad;
         continue;
       }
       if (!more.ok()) return Status::Internal(file.name + ": input changed during the job");
+      bytes += raw.size();
       const auto d = static_cast<uint32_t>(document++);
       if (d >= table_.size()) return Status::Internal(file.name + ": input changed during the job");
       if (IsKept(group_of_, component_, kept_of_, d)) {
-        kept_out_.buffer().append(line);
-        kept_out_.buffer().push_back('\n');
+        std::string& out = kept_out_.buffer();
+        out.append(raw);
+        if (raw.empty() || raw.back() != '\n') out.push_back('\n');  // the last line of a file
         kept_out_.MaybeDrain();
       }
       if ((document & 0xFFFF) == 0) {

@@ -354,6 +354,22 @@ TEST_F(DedupTest, BadDocumentsFailOrAreSkipped) {
   EXPECT_NE(kept[1].find("replaced"), std::string::npos);
 }
 
+// Documents without an id field are named by their line, counting skipped lines, per file.
+TEST_F(DedupTest, LineIdsCountSkippedLines) {
+  std::string a = dir_.File("a.txt", "alpha beta gamma delta epsilon\n\n!!!\nalpha beta gamma delta epsilon\n");
+  std::string b = dir_.File("b.jsonl", "{\"text\":\"alpha beta gamma delta epsilon\"}\n"
+                                       "{\"id\":\"named\",\"text\":\"alpha beta gamma delta epsilon\"}\n");
+  DedupOptions o = Options(a);
+  o.on_error = ErrorPolicy::kSkip;
+  ASSERT_TRUE(RunDedup(o).ok());
+  // The score of identical texts: estimated Jaccard 1 (the accurate default).
+  EXPECT_EQ(ReadFile(o.dups_path), "4\t1\t1.0000\n");
+  o.inputs = {a, b};
+  ASSERT_TRUE(RunDedup(o).ok());
+  EXPECT_EQ(ReadFile(o.dups_path), a + ":4\t" + a + ":1\t1.0000\n" + b + ":1\t" + a +
+                                       ":1\t1.0000\nnamed\t" + a + ":1\t1.0000\n");
+}
+
 TEST_F(DedupTest, FailureLeavesExistingOutputsAlone) {
   std::string input = dir_.File("bad.txt", "fine line of words\n\n");
   DedupOptions o = Options(input);

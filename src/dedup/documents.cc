@@ -30,7 +30,8 @@ struct Result1 {
   uint64_t fingerprint = 0;
   uint32_t length = 0;
   double priority = 0;
-  std::string id;
+  bool has_id = false;
+  std::string id;     // the id field's value
   std::string error;  // non-empty: a bad document
 };
 
@@ -126,7 +127,8 @@ class Pipeline {
 void ReadAll(const std::vector<InputFile>& files, uint64_t max_line_bytes, Pipeline* pipeline) {
   uint64_t sequence = 0;
   auto batch = std::make_unique<Batch>();
-  std::string line;
+  std::string scratch;
+  std::string_view raw;
   for (uint32_t f = 0; f < files.size(); ++f) {
     auto reader = LineReader::Open(files[f].read_path);
     if (!reader.ok()) {
@@ -134,18 +136,20 @@ void ReadAll(const std::vector<InputFile>& files, uint64_t max_line_bytes, Pipel
       return;
     }
     while (true) {
-      auto more = (*reader)->ReadLine(&line, max_line_bytes);
+      auto more = (*reader)->ReadRawLine(&raw, &scratch, max_line_bytes);
       std::string error;
+      std::string_view line;
       if (!more.ok()) {
         if (more.status().code() != Status::Code::kResourceExhausted) {
-          Status status = more.status();
-          pipeline->FinishReading(Status::IOError(status.message()));
+          pipeline->FinishReading(Status::IOError(more.status().message()));
           return;
         }
         error = "line longer than the limit of " + std::to_string(max_line_bytes) +
                 " bytes (--max-line-bytes)";
       } else if (!*more) {
         break;
+      } else {
+        line = StripLineEnd(raw);
       }
       batch->lines.push_back({f, (*reader)->line_number(), batch->text.size(), line.size(), error});
       batch->text.append(line);
@@ -170,7 +174,6 @@ void Work(const std::vector<InputFile>& files, const DedupOptions& options,
   JsonlParser parser(options.id_field, options.text_field, number_field);
   parser.set_replace_invalid_utf8(options.fingerprint.invalid_utf8 == InvalidUtf8::kReplace);
   JsonlParser::Fields fields;
-  const bool line_ids_need_path = files.size() > 1;
   const size_t sketch_bytes = sketcher != nullptr ? sketcher->sketch_bytes() : 0;
   const size_t bands = sketcher != nullptr ? static_cast<size_t>(sketcher->options().bands) : 0;
   while (auto batch = pipeline->Take()) {
@@ -185,7 +188,6 @@ void Work(const std::vector<InputFile>& files, const DedupOptions& options,
         continue;
       }
       std::string_view text(batch->text.data() + line.offset, line.length);
-      bool has_id = false;
       if (files[line.file].jsonl) {
         Status parsed = parser.Parse(text, &fields);
         if (!parsed.ok()) {
@@ -193,13 +195,9 @@ void Work(const std::vector<InputFile>& files, const DedupOptions& options,
           continue;
         }
         text = fields.text;
-        has_id = fields.has_id;
-        if (has_id) r.id = fields.id;
+        r.has_id = fields.has_id;
+        if (r.has_id) r.id = fields.id;
         r.priority = fields.has_number ? fields.number : -1e308;
-      }
-      if (!has_id) {
-        r.id = line_ids_need_path ? files[line.file].name + ":" + std::to_string(line.number)
-                                  : std::to_string(line.number);
       }
       builder->Reset();
       Status status = builder->Update(text);
@@ -229,6 +227,40 @@ void Work(const std::vector<InputFile>& files, const DedupOptions& options,
 }
 
 }  // namespace
+
+void DocumentTable::AddId(const std::string* explicit_id) {
+  if (explicit_id == nullptr && id_ends_.empty()) return;  // every id so far is a line
+  if (id_ends_.empty()) {  // the first id field: the documents before it are named by their lines
+    id_ends_.assign(size() - 1, 0);
+    named_by_line_.assign(size() - 1, true);
+  }
+  if (explicit_id != nullptr) id_bytes_.append(*explicit_id);
+  id_ends_.push_back(id_bytes_.size());
+  named_by_line_.push_back(explicit_id == nullptr);
+}
+
+uint64_t DocumentTable::LineOrdinal(size_t d) const {
+  // Document d is the (d+1)-th line that is not bad: find the line ordinal L = d + (bad lines <= L).
+  uint64_t skipped_before = 0;
+  while (true) {
+    const auto bad = static_cast<uint64_t>(
+        std::upper_bound(bad_lines.begin(), bad_lines.end(), d + skipped_before) - bad_lines.begin());
+    if (bad == skipped_before) return d + skipped_before;
+    skipped_before = bad;
+  }
+}
+
+std::string DocumentTable::id(size_t d) const {
+  if (!id_ends_.empty() && !named_by_line_[d]) {
+    const uint64_t begin = d == 0 ? 0 : id_ends_[d - 1];
+    return id_bytes_.substr(begin, id_ends_[d] - begin);
+  }
+  const uint64_t ordinal = LineOrdinal(d);
+  const auto file = static_cast<size_t>(
+      std::upper_bound(file_starts.begin(), file_starts.end(), ordinal) - file_starts.begin() - 1);
+  const std::string line = std::to_string(ordinal - file_starts[file] + 1);
+  return file_names.size() > 1 ? file_names[file] + ":" + line : line;
+}
 
 Status ReadDocuments(const std::vector<InputFile>& files, const DedupOptions& options,
                      const Fingerprinter& fingerprinter, const Sketcher* sketcher, int threads,
@@ -265,6 +297,7 @@ Status ReadDocuments(const std::vector<InputFile>& files, const DedupOptions& op
       const Line& line = batch->lines[i];
       Result1& r = batch->results[i];
       table->bytes += line.length;
+      while (table->file_starts.size() <= line.file) table->file_starts.push_back(table->lines);
       const uint64_t ordinal = table->lines++;
       if (!r.error.empty()) {
         std::string message = files[line.file].name + ":" + std::to_string(line.number) + ": " + r.error;
@@ -287,11 +320,12 @@ Status ReadDocuments(const std::vector<InputFile>& files, const DedupOptions& op
       }
       if (want_lengths) table->lengths.push_back(r.length);
       if (want_priorities) table->priorities.push_back(r.priority);
-      table->id_bytes.append(r.id);
-      table->id_ends.push_back(table->id_bytes.size());
+      table->AddId(r.has_id ? &r.id : nullptr);
     }
   }
   pipeline.Stop();
+  while (table->file_starts.size() < files.size()) table->file_starts.push_back(table->lines);
+  for (const auto& file : files) table->file_names.push_back(file.name);
   reader.join();
   for (auto& w : workers) w.join();
   if (progress && status.ok()) progress(table->size(), table->bytes);

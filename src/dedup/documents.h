@@ -28,25 +28,37 @@ struct InputFile {
 Result<std::vector<InputFile>> ExpandInputs(const DedupOptions& options, const std::string& spool_path);
 
 // What pass 1 keeps per document: its fingerprint, id and what the keep rule needs. Never the text.
+// Documents without an id field are named by their line ("12", or "path:12" with several inputs),
+// computed when asked, so plain-text inputs store no ids at all.
 struct DocumentTable {
   std::vector<uint64_t> fingerprints;
   std::vector<uint8_t> sketches;     // with a sketcher: sketch_bytes() per document
   std::vector<uint32_t> band_keys;   // with a sketcher: bands per document
   std::vector<uint32_t> lengths;     // text bytes (KeepRule::kLongest / kShortest only)
   std::vector<double> priorities;    // KeepRule::kPriority only (absent field: lowest)
-  std::string id_bytes;              // ids of all documents, concatenated
-  std::vector<uint64_t> id_ends;     // id of document d: id_bytes[id_ends[d-1] .. id_ends[d])
   std::vector<uint64_t> bad_lines;   // input-line ordinals of skipped documents, ascending
+  std::vector<uint64_t> file_starts; // input-line ordinal of each file's first line
+  std::vector<std::string> file_names;
   uint64_t lines = 0;                // input lines read, skipped ones included
   uint64_t bytes = 0;                // bytes of those lines
   uint64_t skipped = 0;
   std::vector<std::string> first_errors;
 
   size_t size() const { return fingerprints.size(); }
-  std::string_view id(size_t d) const {
-    const uint64_t begin = d == 0 ? 0 : id_ends[d - 1];
-    return std::string_view(id_bytes).substr(begin, id_ends[d] - begin);
-  }
+
+  // Records the id of the next document: an id field's value, or none (the line names it).
+  void AddId(const std::string* explicit_id);
+
+  // The id of document d.
+  std::string id(size_t d) const;
+
+ private:
+  uint64_t LineOrdinal(size_t d) const;
+
+  // Only once a document has an id field: ids of all documents (empty for line-named ones).
+  std::string id_bytes_;
+  std::vector<uint64_t> id_ends_;
+  std::vector<bool> named_by_line_;
 };
 
 // Reads every line of `files`, fingerprints the documents on `threads` threads (and sketches them when

@@ -25,7 +25,8 @@ bool LooksLikeJsonl(std::string name) {
 }
 
 // Copies a stream that cannot be read twice (standard input, a pipe) to a file that can.
-Status Spool(std::FILE* in, const std::string& name, const std::string& spool_path, uint64_t* size) {
+Status Spool(std::FILE* in, const std::string& name, const std::string& spool_path,
+             const std::atomic<bool>* cancel, uint64_t* size) {
   std::FILE* out = std::fopen(spool_path.c_str(), "wb");
   if (out == nullptr) return Status::IOError(spool_path + ": cannot create: " + std::strerror(errno));
   std::vector<char> buffer(1 << 20);
@@ -33,6 +34,10 @@ Status Spool(std::FILE* in, const std::string& name, const std::string& spool_pa
   bool ok = true;
   while (true) {
     const size_t n = std::fread(buffer.data(), 1, buffer.size(), in);
+    if (cancel != nullptr && cancel->load()) {
+      std::fclose(out);
+      return Status::Cancelled("interrupted");
+    }
     if (n == 0) break;
     ok = ok && std::fwrite(buffer.data(), 1, n, out) == n;
     *size += n;
@@ -58,7 +63,7 @@ Result<std::vector<InputFile>> ExpandInputs(const DedupOptions& options, const s
       stdin_seen = true;
       InputFile file{"-", spool_path + "." + std::to_string(files.size()),
                      options.format == InputFormat::kJsonl, 0};
-      NEARDUP_RETURN_IF_ERROR(Spool(stdin, "standard input", file.read_path, &file.size));
+      NEARDUP_RETURN_IF_ERROR(Spool(stdin, "standard input", file.read_path, options.cancel, &file.size));
       files.push_back(std::move(file));
       continue;
     }
@@ -86,7 +91,7 @@ Result<std::vector<InputFile>> ExpandInputs(const DedupOptions& options, const s
       InputFile file{input, spool_path + "." + std::to_string(files.size()), format_of(input), 0};
       std::FILE* in = std::fopen(input.c_str(), "rb");
       if (in == nullptr) return Status::IOError(input + ": cannot open: " + std::strerror(errno));
-      Status spooled = Spool(in, input, file.read_path, &file.size);
+      Status spooled = Spool(in, input, file.read_path, options.cancel, &file.size);
       std::fclose(in);
       NEARDUP_RETURN_IF_ERROR(spooled);
       files.push_back(std::move(file));

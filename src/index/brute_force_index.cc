@@ -1,5 +1,5 @@
-// BruteForceIndex: the reference. Fingerprints in one array (removal swaps in the last), queries scan
-// it all with the SIMD kernels of neardup/hamming.h.
+// BruteForceIndex: the reference. Fingerprints in one array (removal swaps in the last), queries
+// scan it all with the SIMD kernels of neardup/hamming.h.
 #include <mutex>
 #include <shared_mutex>
 #include <unordered_map>
@@ -25,7 +25,8 @@ class BruteForceIndex final : public Index {
   Status Remove(uint64_t id) override {
     std::unique_lock lock(mutex_);
     auto it = position_.find(id);
-    if (it == position_.end()) return Status::NotFound("id " + std::to_string(id) + " is not in the index");
+    if (it == position_.end())
+      return Status::NotFound("id " + std::to_string(id) + " is not in the index");
     const size_t position = it->second;
     position_.erase(it);
     if (position + 1 != ids_.size()) {
@@ -54,11 +55,13 @@ class BruteForceIndex final : public Index {
                                  int threads) const override {
     if (k < 0) return Status::InvalidArgument("k must not be negative");
     std::shared_lock lock(mutex_);
-    return index_internal::RunBatch(
-        fingerprints, threads,
-        [&](uint64_t query, std::vector<Match>* out, QueryStats* stats) {
-          QueryLocked(query, k, out, stats);
-        });
+    return index_internal::RunBatch(fingerprints, threads, 1,
+                                    [&](std::span<const uint64_t> group, std::vector<Match>* out,
+                                        std::vector<size_t>* counts, QueryStats* stats) {
+                                      const size_t before = out->size();
+                                      QueryLocked(group[0], k, out, stats);
+                                      counts->push_back(out->size() - before);
+                                    });
   }
 
   IndexStats Stats() const override {

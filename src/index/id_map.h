@@ -1,6 +1,6 @@
-// IdMap: user id -> row, for Insert's duplicate check and Remove. An open-addressing table of 32-bit
-// rows (linear probing, deletion by backward shift) whose keys live in the index's id array, so it costs
-// about 5 bytes per fingerprint.
+// IdMap: user id -> row, for Insert's duplicate check and Remove. An open-addressing table of
+// 32-bit rows (linear probing, deletion by backward shift) whose keys live in the index's id array,
+// so it costs about 5 bytes per fingerprint.
 //
 // Thread safety: none; the owner serialises access.
 #ifndef NEARDUP_INDEX_ID_MAP_H_
@@ -18,8 +18,8 @@ class IdMap {
  public:
   static constexpr uint32_t kEmpty = 0xFFFFFFFFu;
 
-  // ids: the id of every row (the table reads keys through this span; the caller passes it each time
-  // since the array may move).
+  // ids: the id of every row (the table reads keys through this span; the caller passes it each
+  // time since the array may move).
   std::optional<uint32_t> Find(std::span<const uint64_t> ids, uint64_t id) const {
     if (slots_.empty()) return std::nullopt;
     for (size_t s = Home(id);; s = Next(s)) {

@@ -24,7 +24,7 @@ constexpr size_t kChecksumOffset = 120;
 constexpr size_t kSectionEntryBytes = 32;
 constexpr size_t kAlignment = 64;
 
-enum SectionKind : uint32_t { kIds = 1, kDirectory = 2, kCodes = 3, kRows = 4 };
+enum SectionKind : uint32_t { kIds = 1, kCodes = 2, kDirectory = 3, kFragments = 4, kRows = 5 };
 
 struct Section {
   uint32_t kind = 0;
@@ -94,8 +94,9 @@ std::string EncodeHeader(const TableDesign& design, int prefix_bits, uint64_t co
 Status SaveIndex(const Index& index, const std::string& path) {
   const auto* permuted = dynamic_cast<const PermutedTableIndex*>(&index);
   if (permuted == nullptr) return Status::InvalidArgument("only a PermutedTableIndex can be saved");
-  std::vector<uint64_t> ids;
-  const std::shared_ptr<const Segment> segment = permuted->Compacted(&ids);
+  const PermutedTableIndex::Compact compact = permuted->Compacted();
+  const std::vector<uint64_t>& ids = compact.ids;
+  const Segment& segment = *compact.segment;
   const Layout& layout = permuted->layout();
 
   std::vector<Section> sections;
@@ -103,11 +104,12 @@ Status SaveIndex(const Index& index, const std::string& path) {
     sections.push_back(Section{kind, table, 0, bytes, XXH3_64bits(data, bytes), data});
   };
   add(kIds, 0, ids.data(), ids.size() * sizeof(uint64_t));
+  add(kCodes, 0, compact.codes.data(), compact.codes.size() * sizeof(uint64_t));
   for (int t = 0; t < layout.tables(); ++t) {
-    const TableView& table = segment->table(t);
+    const TableView& table = segment.table(t);
     const auto u = static_cast<uint32_t>(t);
     add(kDirectory, u, table.directory.data(), table.directory.size_bytes());
-    add(kCodes, u, table.codes.data(), table.codes.size_bytes());
+    add(kFragments, u, table.fragments.data(), table.fragments.size_bytes());
     add(kRows, u, table.rows.data(), table.rows.size_bytes());
   }
   size_t offset = AlignUp(kHeaderBytes + sections.size() * kSectionEntryBytes);
@@ -116,7 +118,7 @@ Status SaveIndex(const Index& index, const std::string& path) {
     offset = AlignUp(offset + section.bytes);
   }
   const std::string header =
-      EncodeHeader(layout.design(), segment->prefix_bits(), ids.size(), sections);
+      EncodeHeader(layout.design(), segment.prefix_bits(), ids.size(), sections);
 
   const std::string temporary = path + ".tmp";
   const int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);

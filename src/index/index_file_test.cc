@@ -1,5 +1,5 @@
-// Save and load: exact results after a round trip, and Corruption (never a crash) for every damaged or
-// truncated file.
+// Save and load: exact results after a round trip, and Corruption (never a crash) for every damaged
+// or truncated file.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -22,7 +22,8 @@ std::string ReadFile(const std::string& path) {
 }
 
 void WriteFile(const std::string& path, const std::string& bytes) {
-  std::ofstream(path, std::ios::binary).write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  std::ofstream(path, std::ios::binary)
+      .write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
 }
 
 std::vector<uint64_t> Sequence(size_t n) {
@@ -32,7 +33,8 @@ std::vector<uint64_t> Sequence(size_t n) {
 }
 
 void ExpectSameAsNaive(const Index& index, const std::vector<uint64_t>& ids,
-                       const std::vector<uint64_t>& codes, const std::vector<bool>& live, int max_k) {
+                       const std::vector<uint64_t>& codes, const std::vector<bool>& live,
+                       int max_k) {
   const auto queries = testing::MakeQueries(codes, 80, max_k, 5);
   for (int k = 0; k <= max_k; ++k) {
     for (uint64_t q : queries) {
@@ -122,8 +124,8 @@ TEST(IndexFileTest, DamagedFilesGiveCorruption) {
       load.map_file = map;
       auto loaded = LoadIndex(bad, load);
       ASSERT_FALSE(loaded.ok()) << what;
-      EXPECT_EQ(loaded.status().code(), Status::Code::kCorruption) << what << ": "
-                                                                   << loaded.status().ToString();
+      EXPECT_EQ(loaded.status().code(), Status::Code::kCorruption)
+          << what << ": " << loaded.status().ToString();
       EXPECT_NE(loaded.status().message().find(bad), std::string::npos) << what;
     }
   };

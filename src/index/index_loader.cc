@@ -108,12 +108,12 @@ Result<Header> ParseHeader(const FileBytes& file, const std::string& path) {
   Header h;
   h.sections = Get<uint32_t>(p, 48);
   const uint32_t header_size = Get<uint32_t>(p, 12);
-  if (h.sections > 1 + 3 * 70 || header_size != kHeaderBytes + h.sections * kSectionEntryBytes ||
-      header_size > file.size()) {
+  if (h.sections > 2 + 3 * index_internal::kMaxTables ||
+      header_size != kHeaderBytes + h.sections * kSectionEntryBytes || header_size > file.size()) {
     return corrupt("header size " + std::to_string(header_size) + " inconsistent (truncated?)");
   }
-  const uint64_t checksum = XXH3_64bits(p, kChecksumOffset) ^
-                            XXH3_64bits(p + kHeaderBytes, header_size - kHeaderBytes);
+  const uint64_t checksum =
+      XXH3_64bits(p, kChecksumOffset) ^ XXH3_64bits(p + kHeaderBytes, header_size - kHeaderBytes);
   if (checksum != Get<uint64_t>(p, kChecksumOffset)) return corrupt("header checksum mismatch");
   const uint32_t blocks = Get<uint32_t>(p, 16);
   if (blocks > index_internal::kMaxBlocks) return corrupt("too many blocks");
@@ -126,7 +126,7 @@ Result<Header> ParseHeader(const FileBytes& file, const std::string& path) {
   const Layout layout(h.design);
   if (h.prefix_bits < 0 || h.prefix_bits > std::min(layout.min_key_bits(), kMaxPrefixBits) ||
       Get<uint32_t>(p, 36) != static_cast<uint32_t>(layout.tables()) ||
-      h.sections != 1 + 3 * static_cast<uint32_t>(layout.tables()) || h.count > 0xFFFFFFFEu) {
+      h.sections != 2 + 3 * static_cast<uint32_t>(layout.tables()) || h.count > 0xFFFFFFFEu) {
     return corrupt("header fields inconsistent with the design " + h.design.ToString());
   }
   return h;
@@ -142,7 +142,8 @@ Result<const uint8_t*> SectionData(const FileBytes& file, const std::string& pat
   const std::string name = "section " + std::to_string(s);
   if (Get<uint32_t>(p, at) != kind || Get<uint32_t>(p, at + 4) != table || size != bytes ||
       offset % 64 != 0) {
-    return Status::Corruption(path + ": " + name + " has an unexpected kind, table, size or alignment");
+    return Status::Corruption(path + ": " + name +
+                              " has an unexpected kind, table, size or alignment");
   }
   if (offset > file.size() || size > file.size() - offset) {
     return Status::Corruption(path + ": " + name + " at byte " + std::to_string(offset) +
@@ -155,7 +156,8 @@ Result<const uint8_t*> SectionData(const FileBytes& file, const std::string& pat
   return p + offset;
 }
 
-// The sections must tile the file: in order, 64-byte aligned, zero padding between them, nothing after.
+// The sections must tile the file: in order, 64-byte aligned, zero padding between them, nothing
+// after.
 Status CheckTiling(const FileBytes& file, const std::string& path, uint32_t sections) {
   const uint8_t* p = file.data();
   uint64_t position = kHeaderBytes + uint64_t{sections} * kSectionEntryBytes;
@@ -166,10 +168,12 @@ Status CheckTiling(const FileBytes& file, const std::string& path, uint32_t sect
     if (offset < position || offset - position >= 64 || offset > file.size() ||
         size > file.size() - offset) {
       return Status::Corruption(path + ": section " + std::to_string(s) + " at byte " +
-                                std::to_string(offset) + " is misplaced or runs past the end (truncated?)");
+                                std::to_string(offset) +
+                                " is misplaced or runs past the end (truncated?)");
     }
     for (uint64_t b = position; b < offset; ++b) {
-      if (p[b] != 0) return Status::Corruption(path + ": non-zero padding at byte " + std::to_string(b));
+      if (p[b] != 0)
+        return Status::Corruption(path + ": non-zero padding at byte " + std::to_string(b));
     }
     position = offset + size;
   }
@@ -194,28 +198,29 @@ Result<std::unique_ptr<Index>> LoadIndex(const std::string& path, const LoadOpti
   const bool verify = options.verify_checksums;
   NEARDUP_RETURN_IF_ERROR(CheckTiling(bytes, path, h.sections));
 
-  auto ids_data = SectionData(bytes, path, 0, 1, 0, n * 8, verify);
-  if (!ids_data.ok()) return ids_data.status();
-  std::vector<uint64_t> ids(n);
-  if (n > 0) std::memcpy(ids.data(), *ids_data, n * 8);
+  auto ids = SectionData(bytes, path, 0, 1, 0, n * 8, verify);
+  if (!ids.ok()) return ids.status();
+  auto codes = SectionData(bytes, path, 1, 2, 0, n * 8, verify);
+  if (!codes.ok()) return codes.status();
 
   const uint64_t directory_size = (uint64_t{1} << h.prefix_bits) + 1;
   std::vector<TableView> tables;
   for (int t = 0; t < layout.tables(); ++t) {
     const auto table = static_cast<uint32_t>(t);
-    const uint32_t first = 1 + 3 * table;
-    auto directory = SectionData(bytes, path, first, 2, table, directory_size * 4, verify);
+    const uint32_t first = 2 + 3 * table;
+    auto directory = SectionData(bytes, path, first, 3, table, directory_size * 4, verify);
     if (!directory.ok()) return directory.status();
-    auto codes = SectionData(bytes, path, first + 1, 3, table, n * 8, verify);
-    if (!codes.ok()) return codes.status();
-    auto rows = SectionData(bytes, path, first + 2, 4, table, n * 4, verify);
+    auto fragments = SectionData(bytes, path, first + 1, 4, table, n * 4, verify);
+    if (!fragments.ok()) return fragments.status();
+    auto rows = SectionData(bytes, path, first + 2, 5, table, n * 4, verify);
     if (!rows.ok()) return rows.status();
     TableView view{{reinterpret_cast<const uint32_t*>(*directory), directory_size},
-                   {reinterpret_cast<const uint64_t*>(*codes), n},
+                   {reinterpret_cast<const uint32_t*>(*fragments), n},
                    {reinterpret_cast<const uint32_t*>(*rows), n}};
     // Queries index codes through the directory: check it always (it is small).
     if (view.directory[0] != 0 || view.directory[directory_size - 1] != n) {
-      return Status::Corruption(path + ": directory of table " + std::to_string(t) + " does not span the table");
+      return Status::Corruption(path + ": directory of table " + std::to_string(t) +
+                                " does not span the table");
     }
     for (uint64_t b = 1; b < directory_size; ++b) {
       if (view.directory[b] < view.directory[b - 1]) {
@@ -225,14 +230,18 @@ Result<std::unique_ptr<Index>> LoadIndex(const std::string& path, const LoadOpti
     }
     if (verify) {
       for (uint32_t row : view.rows) {
-        if (row >= n) return Status::Corruption(path + ": row out of range in table " + std::to_string(t));
+        if (row >= n)
+          return Status::Corruption(path + ": row out of range in table " + std::to_string(t));
       }
     }
     tables.push_back(view);
   }
-  auto segment = Segment::FromViews(h.prefix_bits, n, std::move(tables), *file, bytes.size());
+  const uint64_t table_bytes = bytes.size() - 16 * n;  // ids and codes are copied, not shared
+  auto segment = Segment::FromViews(h.prefix_bits, n, static_cast<uint32_t>(n), std::move(tables),
+                                    *file, table_bytes);
   auto index = std::make_unique<PermutedTableIndex>(h.design, options.index);
-  index->Adopt(std::move(segment), std::move(ids));
+  index->Adopt(std::move(segment), {reinterpret_cast<const uint64_t*>(*ids), n},
+               {reinterpret_cast<const uint64_t*>(*codes), n});
   return std::unique_ptr<Index>(std::move(index));
 }
 

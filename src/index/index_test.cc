@@ -1,5 +1,7 @@
 // The permuted-table index against a naive scan: every design, k = 0..max, uniform and skewed data,
 // after inserts, removes and merges, in batches, at every SIMD level.
+#include "neardup/index.h"
+
 #include <gtest/gtest.h>
 
 #include <set>
@@ -8,7 +10,6 @@
 #include "index/index_testutil.h"
 #include "index/layout.h"
 #include "neardup/cpu.h"
-#include "neardup/index.h"
 
 namespace neardup {
 namespace {
@@ -30,9 +31,9 @@ std::vector<uint64_t> Ids(size_t n, uint64_t seed) {
 }
 
 // Checks index against the naive scan for every query and every k up to max_k, single and batched.
-void ExpectExact(const Index& index, const std::vector<uint64_t>& ids, const std::vector<uint64_t>& codes,
-                 const std::vector<bool>& live, const std::vector<uint64_t>& queries, int max_k,
-                 const std::string& context) {
+void ExpectExact(const Index& index, const std::vector<uint64_t>& ids,
+                 const std::vector<uint64_t>& codes, const std::vector<bool>& live,
+                 const std::vector<uint64_t>& queries, int max_k, const std::string& context) {
   for (int k = 0; k <= max_k; ++k) {
     auto batch = index.QueryBatch(queries, k, 2);
     ASSERT_TRUE(batch.ok()) << batch.status().ToString();
@@ -42,7 +43,8 @@ void ExpectExact(const Index& index, const std::vector<uint64_t>& ids, const std
       ASSERT_TRUE(got.ok()) << got.status().ToString();
       ASSERT_EQ(*got, expected) << context << " k=" << k << " query " << q;
       const auto span = batch->MatchesOf(q);
-      ASSERT_EQ(std::vector<Match>(span.begin(), span.end()), expected) << context << " batch k=" << k;
+      ASSERT_EQ(std::vector<Match>(span.begin(), span.end()), expected)
+          << context << " batch k=" << k;
     }
   }
 }
@@ -55,7 +57,8 @@ TEST(LayoutTest, EveryPairWithinKIsOwnedByExactlyOneSharedTable) {
     ASSERT_EQ(layout.tables(), design.tables());
     for (int trial = 0; trial < 2000; ++trial) {
       const uint64_t a = rng();
-      const uint64_t b = testing::FlipBits(a, static_cast<int>(rng() % (design.max_exact_k() + 1)), rng);
+      const uint64_t b =
+          testing::FlipBits(a, static_cast<int>(rng() % (design.max_exact_k() + 1)), rng);
       int owners = 0;
       for (int t = 0; t < layout.tables(); ++t) {
         if (!layout.Owns(t, a, b)) continue;
@@ -72,10 +75,10 @@ TEST(TableDesignTest, EvenSplitsAndValidation) {
   EXPECT_EQ(TableDesign::Even(5, 2).tables(), 10);
   EXPECT_EQ(TableDesign::Even(6, 3).tables(), 20);
   EXPECT_EQ(TableDesign::Even(4, 1).max_exact_k(), 3);
-  EXPECT_FALSE((TableDesign{{16, 16, 16}, 1}).Validate().ok());      // sums to 48
-  EXPECT_FALSE((TableDesign{{32, 32}, 2}).Validate().ok());          // no block left over
-  EXPECT_FALSE((TableDesign{{40, 24}, 1}).Validate().ok());          // block over 32 bits
-  EXPECT_FALSE(TableDesign::Even(9, 1).Validate().ok());             // too many blocks
+  EXPECT_FALSE((TableDesign{{16, 16, 16}, 1}).Validate().ok());  // sums to 48
+  EXPECT_FALSE((TableDesign{{32, 32}, 2}).Validate().ok());      // no block left over
+  EXPECT_FALSE((TableDesign{{40, 24}, 1}).Validate().ok());      // block over 32 bits
+  EXPECT_FALSE(TableDesign::Even(9, 1).Validate().ok());         // too many blocks
   IndexOptions options;
   options.design = TableDesign{{16, 16, 16}, 1};
   EXPECT_EQ(NewPermutedTableIndex(options).status().code(), Status::Code::kInvalidArgument);
@@ -152,7 +155,8 @@ TEST(PermutedTableIndexTest, InsertsRemovesAndMergesStayExact) {
       EXPECT_EQ(index.Stats().buffered, 0u);
       EXPECT_GT(index.Stats().merges, 0u);
       ExpectExact(index, ids, codes, live, queries, 3, "after flush");
-      EXPECT_EQ(index.Stats().size, static_cast<uint64_t>(std::count(live.begin(), live.end(), true)));
+      EXPECT_EQ(index.Stats().size,
+                static_cast<uint64_t>(std::count(live.begin(), live.end(), true)));
     }
   }
 }

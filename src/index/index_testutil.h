@@ -27,18 +27,24 @@ enum class DataKind { kUniform, kClustered, kDuplicates, kZerosAndOnes, kLowEntr
 
 inline std::string DataKindName(DataKind kind) {
   switch (kind) {
-    case DataKind::kUniform: return "uniform";
-    case DataKind::kClustered: return "clustered";
-    case DataKind::kDuplicates: return "duplicates";
-    case DataKind::kZerosAndOnes: return "zeros_and_ones";
-    case DataKind::kLowEntropy: return "low_entropy";
+    case DataKind::kUniform:
+      return "uniform";
+    case DataKind::kClustered:
+      return "clustered";
+    case DataKind::kDuplicates:
+      return "duplicates";
+    case DataKind::kZerosAndOnes:
+      return "zeros_and_ones";
+    case DataKind::kLowEntropy:
+      return "low_entropy";
   }
   return "?";
 }
 
 // n fingerprints of the given shape. Clustered: a few centres with 0..6 bits flipped (big buckets,
-// many matches); duplicates: 20 distinct codes repeated; zeros and ones: all-zero, all-one and codes
-// one or two bits away; low entropy: only the low 12 bits vary (every key block but one is constant).
+// many matches); duplicates: 20 distinct codes repeated; zeros and ones: all-zero, all-one and
+// codes one or two bits away; low entropy: only the low 12 bits vary (every key block but one is
+// constant).
 inline std::vector<uint64_t> MakeCodes(DataKind kind, size_t n, uint64_t seed) {
   std::mt19937_64 rng(seed);
   std::vector<uint64_t> codes(n);
@@ -46,17 +52,23 @@ inline std::vector<uint64_t> MakeCodes(DataKind kind, size_t n, uint64_t seed) {
   for (auto& c : centres) c = rng();
   for (size_t i = 0; i < n; ++i) {
     switch (kind) {
-      case DataKind::kUniform: codes[i] = rng(); break;
+      case DataKind::kUniform:
+        codes[i] = rng();
+        break;
       case DataKind::kClustered:
         codes[i] = FlipBits(centres[rng() % centres.size()], static_cast<int>(rng() % 7), rng);
         break;
-      case DataKind::kDuplicates: codes[i] = centres[rng() % std::min<size_t>(20, centres.size())]; break;
+      case DataKind::kDuplicates:
+        codes[i] = centres[rng() % std::min<size_t>(20, centres.size())];
+        break;
       case DataKind::kZerosAndOnes: {
         const uint64_t base = (rng() & 1) ? ~uint64_t{0} : 0;
         codes[i] = FlipBits(base, static_cast<int>(rng() % 3), rng);
         break;
       }
-      case DataKind::kLowEntropy: codes[i] = 0x5A5A5A5A5A5A0000ULL | (rng() & 0xFFF); break;
+      case DataKind::kLowEntropy:
+        codes[i] = 0x5A5A5A5A5A5A0000ULL | (rng() & 0xFFF);
+        break;
     }
   }
   return codes;
@@ -78,7 +90,8 @@ inline std::vector<uint64_t> MakeQueries(const std::vector<uint64_t>& codes, siz
 }
 
 // The reference: every (id, distance) within k, in (distance, id) order, by a plain loop.
-inline std::vector<Match> NaiveQuery(const std::vector<uint64_t>& ids, const std::vector<uint64_t>& codes,
+inline std::vector<Match> NaiveQuery(const std::vector<uint64_t>& ids,
+                                     const std::vector<uint64_t>& codes,
                                      const std::vector<bool>& live, uint64_t query, int k) {
   std::vector<Match> out;
   for (size_t i = 0; i < codes.size(); ++i) {

@@ -1,6 +1,7 @@
-// FindAllPairs: per table, sort (key, position) with an LSD radix sort and compare inside runs of equal
-// keys; a pair is kept only by the first table whose key both fingerprints share, so each pair comes
-// out once. Tables run in parallel; each table's pairs are sorted, then all are merged in order.
+// FindAllPairs: per table, sort (key, position) with an LSD radix sort and compare inside runs of
+// equal keys; a pair is kept only by the first table whose key both fingerprints share, so each
+// pair comes out once. Tables run in parallel; each table's pairs are sorted, then all are merged
+// in order.
 #include "neardup/join.h"
 
 #include <algorithm>
@@ -73,10 +74,11 @@ void RadixSortByKey(std::vector<uint64_t>* entries, std::vector<uint64_t>* scrat
 }
 
 // The pairs of one table, in (first, second) order.
-std::vector<Pair> TablePairs(const Layout& layout, int table, std::span<const uint64_t> codes, int k,
-                             std::vector<uint64_t>* entries, std::vector<uint64_t>* scratch) {
-  // Keys wider than 32 bits are cut to their leading 32: runs may then hold pairs with different keys,
-  // which the owner rule (on the actual blocks) still sorts out.
+std::vector<Pair> TablePairs(const Layout& layout, int table, std::span<const uint64_t> codes,
+                             int k, std::vector<uint64_t>* entries,
+                             std::vector<uint64_t>* scratch) {
+  // Keys wider than 32 bits are cut to their leading 32: runs may then hold pairs with different
+  // keys, which the owner rule (on the actual blocks) still sorts out.
   const int dropped = std::max(0, layout.key_bits(table) - 32);
   entries->resize(codes.size());
   for (size_t i = 0; i < codes.size(); ++i) {
@@ -87,12 +89,23 @@ std::vector<Pair> TablePairs(const Layout& layout, int table, std::span<const ui
   std::vector<uint64_t> run_codes;
   std::vector<uint64_t> masks;
   const std::vector<uint64_t>& sorted = *entries;
+  // Codes of run members are read at random: prefetch them kPrefetchAhead entries in advance.
+  constexpr size_t kPrefetchAhead = 64;
+  auto same_key = [&](size_t a, size_t b) { return (sorted[a] >> 32) == (sorted[b] >> 32); };
+  size_t ahead = 1;
   for (size_t begin = 0; begin < sorted.size();) {
+    for (; ahead < sorted.size() && ahead < begin + kPrefetchAhead; ++ahead) {
+      if (same_key(ahead - 1, ahead)) {
+        __builtin_prefetch(codes.data() + static_cast<uint32_t>(sorted[ahead - 1]));
+        __builtin_prefetch(codes.data() + static_cast<uint32_t>(sorted[ahead]));
+      }
+    }
     size_t end = begin + 1;
     while (end < sorted.size() && (sorted[end] >> 32) == (sorted[begin] >> 32)) ++end;
     if (end - begin >= 2) {
       run_codes.clear();
-      for (size_t i = begin; i < end; ++i) run_codes.push_back(codes[static_cast<uint32_t>(sorted[i])]);
+      for (size_t i = begin; i < end; ++i)
+        run_codes.push_back(codes[static_cast<uint32_t>(sorted[i])]);
       const size_t run = run_codes.size();
       for (size_t i = 0; i + 1 < run; ++i) {
         const uint64_t a = run_codes[i];
@@ -198,8 +211,8 @@ Result<std::vector<uint32_t>> ClusterPairs(uint32_t count, std::span<const Pair>
   for (const Pair& pair : pairs) {
     if (pair.first >= count || pair.second >= count) {
       return Status::InvalidArgument("pair (" + std::to_string(pair.first) + ", " +
-                                     std::to_string(pair.second) + ") names an item >= " +
-                                     std::to_string(count));
+                                     std::to_string(pair.second) +
+                                     ") names an item >= " + std::to_string(count));
     }
     const uint32_t a = find(pair.first);
     const uint32_t b = find(pair.second);
@@ -213,7 +226,8 @@ Result<std::vector<uint32_t>> ClusterPairs(uint32_t count, std::span<const Pair>
   std::vector<uint32_t> representative(count);
   for (uint32_t i = 0; i < count; ++i) representative[i] = find(i);
   if (priorities.empty()) return representative;
-  // best[root]: highest priority, lowest position on ties (positions are visited in ascending order).
+  // best[root]: highest priority, lowest position on ties (positions are visited in ascending
+  // order).
   std::vector<uint32_t> best(representative);
   for (uint32_t i = 0; i < count; ++i) {
     const uint32_t root = representative[i];

@@ -64,7 +64,8 @@ TEST(JoinTest, SmallInputsAndErrors) {
 }
 
 TEST(JoinTest, OrderDoesNotDependOnThreads) {
-  const auto codes = testing::MakeCodes(DataKind::kClustered, testing::Sanitized() ? 2000 : 20000, 4);
+  const auto codes =
+      testing::MakeCodes(DataKind::kClustered, testing::Sanitized() ? 2000 : 20000, 4);
   std::vector<Pair> first;
   for (int threads : {1, 2, 5}) {
     JoinOptions options;
@@ -103,7 +104,8 @@ std::vector<uint32_t> NaiveClusters(uint32_t n, const std::vector<Pair>& pairs,
   for (bool changed = true; changed;) {
     changed = false;
     for (const Pair& p : pairs) {
-      const uint32_t best = better(label[p.first], label[p.second]) ? label[p.first] : label[p.second];
+      const uint32_t best =
+          better(label[p.first], label[p.second]) ? label[p.first] : label[p.second];
       if (label[p.first] != best || label[p.second] != best) changed = true;
       label[p.first] = label[p.second] = best;
     }

@@ -9,7 +9,8 @@ TableDesign TableDesign::Even(int blocks, int key_blocks) {
   TableDesign design;
   design.key_blocks = key_blocks;
   if (blocks <= 0) return design;
-  for (int j = 0; j < blocks; ++j) design.block_bits.push_back(64 / blocks + (j < 64 % blocks ? 1 : 0));
+  for (int j = 0; j < blocks; ++j)
+    design.block_bits.push_back(64 / blocks + (j < 64 % blocks ? 1 : 0));
   return design;
 }
 
@@ -42,7 +43,8 @@ Status TableDesign::Validate() const {
     if (bits < 1 || bits > 32) return Status::InvalidArgument("block sizes are 1..32 bits");
     sum += bits;
   }
-  if (sum != 64) return Status::InvalidArgument("block sizes sum to " + std::to_string(sum) + ", not 64");
+  if (sum != 64)
+    return Status::InvalidArgument("block sizes sum to " + std::to_string(sum) + ", not 64");
   if (key_blocks < 1 || key_blocks >= n) {
     return Status::InvalidArgument("key blocks must be 1.." + std::to_string(n - 1));
   }
@@ -58,7 +60,8 @@ Layout::Layout(const TableDesign& design) : design_(design) {
     blocks_.push_back(Part{shift, bits, bits == 64 ? ~uint64_t{0} : (uint64_t{1} << bits) - 1});
   }
   const uint32_t all = (uint32_t{1} << blocks_.size()) - 1;
-  // Tables in lexicographic order of their block sets: {0,1}, {0,2}, ..., so owner rules are simple.
+  // Tables in lexicographic order of their block sets: {0,1}, {0,2}, ..., so owner rules are
+  // simple.
   std::vector<uint32_t> sets;
   for (uint32_t set = 0; set <= all; ++set) {
     if (std::popcount(set) == design.key_blocks) sets.push_back(set);
@@ -80,6 +83,10 @@ Layout::Layout(const TableDesign& design) : design_(design) {
         table.parts.push_back(blocks_[j]);
         table.key_bits += blocks_[j].bits;
       }
+    }
+    table.all_parts = table.parts;
+    for (size_t j = 0; j < blocks_.size(); ++j) {
+      if (!(set & (uint32_t{1} << j))) table.all_parts.push_back(blocks_[j]);
     }
     min_key_bits_ = std::min(min_key_bits_, table.key_bits);
     tables_.push_back(std::move(table));

@@ -1,5 +1,5 @@
-// The bit layout of a table design: where each block sits, which blocks key each table, how to read a
-// table's key from a fingerprint, and which table "owns" a pair (the first whose key both share).
+// The bit layout of a table design: where each block sits, which blocks key each table, how to read
+// a table's key from a fingerprint, and which table "owns" a pair (the first whose key both share).
 #ifndef NEARDUP_INDEX_LAYOUT_H_
 #define NEARDUP_INDEX_LAYOUT_H_
 
@@ -12,6 +12,7 @@
 namespace neardup::index_internal {
 
 inline constexpr int kMaxBlocks = 8;
+inline constexpr int kMaxTables = 70;  // C(8, 4), the most any design has
 
 class Layout {
  public:
@@ -33,16 +34,31 @@ class Layout {
     return key;
   }
 
-  // The leading prefix_bits of the key (prefix_bits <= key_bits(table)).
-  uint64_t Prefix(int table, uint64_t code, int prefix_bits) const {
-    return Key(table, code) >> (tables_[table].key_bits - prefix_bits);
+  // The fingerprint with its bits rearranged for `table`: the key blocks first, then the other
+  // blocks, each in its original order. Distances are unchanged by the rearrangement.
+  uint64_t Permute(int table, uint64_t code) const {
+    uint64_t permuted = 0;
+    for (const Part& part : tables_[table].all_parts) {
+      permuted = (permuted << part.bits) | ((code >> part.shift) & part.mask);
+    }
+    return permuted;
+  }
+
+  // The leading prefix_bits of a permuted code (the bucket) and the 32 bits after them (the
+  // fragment a table stores). prefix_bits <= 32.
+  static uint64_t PrefixOf(uint64_t permuted, int prefix_bits) {
+    return prefix_bits == 0 ? 0 : permuted >> (64 - prefix_bits);
+  }
+  static uint32_t FragmentOf(uint64_t permuted, int prefix_bits) {
+    return static_cast<uint32_t>((permuted << prefix_bits) >> 32);
   }
 
   // Bit j set iff block j of difference (a XOR b) is zero.
   uint32_t AgreeingBlocks(uint64_t difference) const {
     uint32_t agree = 0;
     for (size_t j = 0; j < blocks_.size(); ++j) {
-      agree |= static_cast<uint32_t>(((difference >> blocks_[j].shift) & blocks_[j].mask) == 0) << j;
+      agree |= static_cast<uint32_t>(((difference >> blocks_[j].shift) & blocks_[j].mask) == 0)
+               << j;
     }
     return agree;
   }
@@ -62,7 +78,8 @@ class Layout {
     uint64_t mask = 0;
   };
   struct Table {
-    std::vector<Part> parts;
+    std::vector<Part> parts;      // the key blocks
+    std::vector<Part> all_parts;  // the key blocks, then the others
     int key_bits = 0;
     uint32_t block_set = 0;
   };

@@ -1,7 +1,8 @@
 #include "index/permuted_table_index.h"
 
 #include <algorithm>
-#include <mutex>
+
+#include "simhash/kernels.h"
 
 namespace neardup::index_internal {
 namespace {
@@ -19,9 +20,9 @@ void SortMatches(std::span<Match> matches) {
   });
 }
 
-BatchResult RunBatch(std::span<const uint64_t> queries, int threads,
-                     const std::function<void(uint64_t, std::vector<Match>*, QueryStats*)>& query_one) {
-  constexpr size_t kChunk = 2048;
+BatchResult RunBatch(std::span<const uint64_t> queries, int threads, size_t group_size,
+                     const QueryGroupFunction& query_group) {
+  constexpr size_t kChunk = 4096;
   const size_t chunks = (queries.size() + kChunk - 1) / kChunk;
   struct ChunkResult {
     std::vector<size_t> counts;
@@ -32,11 +33,15 @@ BatchResult RunBatch(std::span<const uint64_t> queries, int threads,
   ParallelFor(chunks, threads, [&](size_t c) {
     ChunkResult& part = parts[c];
     const size_t end = std::min(queries.size(), (c + 1) * kChunk);
-    for (size_t q = c * kChunk; q < end; ++q) {
-      const size_t before = part.matches.size();
-      query_one(queries[q], &part.matches, &part.stats);
-      SortMatches(std::span<Match>(part.matches).subspan(before));
-      part.counts.push_back(part.matches.size() - before);
+    for (size_t q = c * kChunk; q < end; q += group_size) {
+      const size_t first_count = part.counts.size();
+      size_t position = part.matches.size();
+      query_group(queries.subspan(q, std::min(group_size, end - q)), &part.matches, &part.counts,
+                  &part.stats);
+      for (size_t i = first_count; i < part.counts.size(); ++i) {
+        SortMatches(std::span<Match>(part.matches).subspan(position, part.counts[i]));
+        position += part.counts[i];
+      }
     }
   });
   BatchResult result;
@@ -64,31 +69,34 @@ Status PermutedTableIndex::CheckK(int k) const {
   if (k < 0 || k > layout_.design().max_exact_k()) {
     return Status::InvalidArgument("k=" + std::to_string(k) + " is outside 0.." +
                                    std::to_string(layout_.design().max_exact_k()) +
-                                   ", the range this index's design (" + layout_.design().ToString() +
-                                   ") answers exactly");
+                                   ", the range this index's design (" +
+                                   layout_.design().ToString() + ") answers exactly");
   }
   return Status::OK();
 }
 
 int PermutedTableIndex::PrefixBitsFor(size_t entries) const {
-  if (options_.prefix_bits > 0) return std::min(options_.prefix_bits, layout_.min_key_bits());
+  if (options_.prefix_bits > 0) {
+    return std::min({options_.prefix_bits, layout_.min_key_bits(), 30});
+  }
   return DefaultPrefixBits(layout_, entries);
 }
 
-Status PermutedTableIndex::BulkBuild(std::span<const uint64_t> ids, std::span<const uint64_t> codes) {
+Status PermutedTableIndex::BulkBuild(std::span<const uint64_t> ids,
+                                     std::span<const uint64_t> codes) {
   if (ids.size() != codes.size()) {
-    return Status::InvalidArgument("ids and fingerprints differ in length: " +
-                                   std::to_string(ids.size()) + " vs " + std::to_string(codes.size()));
+    return Status::InvalidArgument(
+        "ids and fingerprints differ in length: " + std::to_string(ids.size()) + " vs " +
+        std::to_string(codes.size()));
   }
   if (ids.size() > kMaxRows) return Status::ResourceExhausted("more than 2^32 - 2 fingerprints");
   std::unique_lock lock(mutex_);
   if (!ids_.empty()) return Status::FailedPrecondition("BulkBuild on a non-empty index");
   ids_.assign(ids.begin(), ids.end());
-  std::shared_ptr<const Segment> segment;
+  codes_.Assign(codes);
   Status status;
   // The id map (duplicate check) and the tables are independent: build them side by side.
   std::thread map_builder([&] {
-    id_map_.Reset(ids_, 0, [](uint32_t) { return true; });
     id_map_.Reserve(ids_, ids_.size());
     for (uint32_t row = 0; row < ids_.size(); ++row) {
       if (id_map_.Find(ids_, ids_[row]).has_value()) {
@@ -98,28 +106,33 @@ Status PermutedTableIndex::BulkBuild(std::span<const uint64_t> ids, std::span<co
       id_map_.Add(ids_, row);
     }
   });
-  const EntrySource all{codes, {}, 0};
-  segment = Segment::Build(layout_, PrefixBitsFor(codes.size()), std::span(&all, 1), nullptr,
-                           nullptr, {}, options_.build_threads);
+  const auto n = static_cast<uint32_t>(ids.size());
+  auto segment = Segment::Build(layout_, PrefixBitsFor(n), codes_.Snapshot(), 0, n, nullptr, {},
+                                options_.build_threads);
   map_builder.join();
   if (!status.ok()) {
     ids_.clear();
+    codes_ = ChunkedArray<uint64_t>();
     id_map_ = IdMap();
     return status;
   }
   id_map_ready_ = true;
-  segments_ = {std::move(segment)};
-  live_ = ids_.size();
+  if (n > 0) segments_ = {std::move(segment)};
+  merging_first_ = buffer_first_ = n;
+  live_ = n;
   return Status::OK();
 }
 
-void PermutedTableIndex::Adopt(std::shared_ptr<const Segment> segment, std::vector<uint64_t> ids) {
+void PermutedTableIndex::Adopt(std::shared_ptr<const Segment> segment,
+                               std::span<const uint64_t> ids, std::span<const uint64_t> codes) {
   std::unique_lock lock(mutex_);
-  ids_ = std::move(ids);
+  ids_.assign(ids.begin(), ids.end());
+  codes_.Assign(codes);
   live_ = ids_.size();
   segments_.clear();
   if (segment->size() > 0) segments_.push_back(std::move(segment));
-  id_map_ready_ = false;  // built on the first Insert or Remove: opening stays O(file)
+  merging_first_ = buffer_first_ = static_cast<uint32_t>(ids_.size());
+  id_map_ready_ = false;  // built on the first Insert or Remove, so opening stays fast
 }
 
 void PermutedTableIndex::EnsureIdMap() {
@@ -137,9 +150,8 @@ Status PermutedTableIndex::Insert(uint64_t id, uint64_t fingerprint) {
   if (ids_.size() >= kMaxRows) return Status::ResourceExhausted("more than 2^32 - 2 inserts");
   const auto row = static_cast<uint32_t>(ids_.size());
   ids_.push_back(id);
+  codes_.push_back(fingerprint);
   id_map_.Add(ids_, row);
-  buffer_.codes.push_back(fingerprint);
-  buffer_.rows.push_back(row);
   ++live_;
   MaybeStartMerge(lock);
   return Status::OK();
@@ -149,7 +161,8 @@ Status PermutedTableIndex::Remove(uint64_t id) {
   std::unique_lock lock(mutex_);
   EnsureIdMap();
   const std::optional<uint32_t> row = id_map_.Find(ids_, id);
-  if (!row.has_value()) return Status::NotFound("id " + std::to_string(id) + " is not in the index");
+  if (!row.has_value())
+    return Status::NotFound("id " + std::to_string(id) + " is not in the index");
   id_map_.Erase(ids_, id);
   removed_.Add(*row);
   --live_;
@@ -161,7 +174,7 @@ size_t PermutedTableIndex::MergeThreshold() const {
 }
 
 void PermutedTableIndex::MaybeStartMerge(std::unique_lock<std::shared_mutex>& lock) {
-  if (merge_running_ || buffer_.codes.size() < MergeThreshold()) return;
+  if (merge_running_ || ids_.size() - buffer_first_ < MergeThreshold()) return;
   merge_running_ = true;
   if (!options_.background_merge) {
     MergeLoop(lock);
@@ -174,44 +187,30 @@ void PermutedTableIndex::MaybeStartMerge(std::unique_lock<std::shared_mutex>& lo
   });
 }
 
-std::shared_ptr<const Segment> PermutedTableIndex::MergeInto(
-    std::span<const std::shared_ptr<const Segment>> inputs, const WriteBuffer& buffer,
-    const RowSet& removed, size_t live_estimate) const {
-  std::vector<std::vector<EntrySource>> per_table(static_cast<size_t>(layout_.tables()));
-  for (int t = 0; t < layout_.tables(); ++t) {
-    for (const auto& segment : inputs) {
-      per_table[t].push_back(EntrySource{segment->table(t).codes, segment->table(t).rows, 0});
-    }
-    per_table[t].push_back(EntrySource{buffer.codes, buffer.rows, 0});
-  }
-  return Segment::Build(layout_, PrefixBitsFor(live_estimate), {}, &per_table, &removed, {},
-                        options_.background_merge ? 1 : options_.build_threads);
-}
-
 void PermutedTableIndex::MergeLoop(std::unique_lock<std::shared_mutex>& lock) {
-  while (buffer_.codes.size() >= MergeThreshold()) {
-    merging_ = std::make_shared<const WriteBuffer>(std::move(buffer_));
-    buffer_ = WriteBuffer();
-    const RowSet removed = removed_;
-    // Merge into the delta segment, or everything into a new main segment when the delta grows big.
-    size_t first_input = segments_.size();
+  while (ids_.size() - buffer_first_ >= MergeThreshold()) {
+    // Freeze the buffer; merge it with the delta segment, or with everything when the delta would
+    // grow past 1/kDeltaRatio of the main segment.
+    merging_first_ = buffer_first_;
+    const auto end = static_cast<uint32_t>(ids_.size());
+    buffer_first_ = end;
+    size_t keep = segments_.size();
     if (!segments_.empty()) {
       const size_t main = segments_.front()->size();
       const size_t delta = segments_.size() > 1 ? segments_.back()->size() : 0;
-      first_input = (delta + merging_->codes.size()) * kDeltaRatio > main ? 0 : 1;
-      first_input = std::min(first_input, segments_.size());
+      keep = (delta + (end - merging_first_)) * kDeltaRatio > main ? 0 : 1;
     }
-    const std::vector<std::shared_ptr<const Segment>> inputs(segments_.begin() + first_input,
-                                                             segments_.end());
-    size_t entries = merging_->codes.size();
-    for (const auto& segment : inputs) entries += segment->size();
-    const auto frozen = merging_;
+    const uint32_t first = keep < segments_.size() ? segments_[keep]->first_row() : merging_first_;
+    const RowSet removed = removed_;
+    const CodeView codes = codes_.Snapshot();
+    const size_t entries = end - first;
     if (options_.background_merge) lock.unlock();
-    auto merged = MergeInto(inputs, *frozen, removed, entries);
+    auto merged = Segment::Build(layout_, PrefixBitsFor(entries), codes, first, end, &removed, {},
+                                 options_.background_merge ? 1 : options_.build_threads);
     if (options_.background_merge) lock.lock();
-    segments_.resize(first_input);
+    segments_.resize(keep);
     if (merged->size() > 0) segments_.push_back(std::move(merged));
-    merging_.reset();
+    merging_first_ = buffer_first_;
     ++merges_;
   }
   merge_running_ = false;
@@ -229,44 +228,76 @@ Status PermutedTableIndex::Flush() {
     }
     lock.lock();
   }
-  if (buffer_.codes.empty()) return Status::OK();
-  // Merge what is left synchronously, whatever the threshold.
-  merging_ = std::make_shared<const WriteBuffer>(std::move(buffer_));
-  buffer_ = WriteBuffer();
-  auto merged = MergeInto(segments_, *merging_, removed_, live_);
+  if (buffer_first_ == ids_.size() && segments_.size() <= 1) return Status::OK();
+  // Merge everything into one segment, synchronously.
+  const auto end = static_cast<uint32_t>(ids_.size());
+  auto merged = Segment::Build(layout_, PrefixBitsFor(live_), codes_.Snapshot(), 0, end, &removed_,
+                               {}, options_.build_threads);
   segments_.clear();
   if (merged->size() > 0) segments_.push_back(std::move(merged));
-  merging_.reset();
+  merging_first_ = buffer_first_ = end;
   ++merges_;
   return Status::OK();
 }
 
-void PermutedTableIndex::ScanBuffer(const WriteBuffer& buffer, uint64_t query, int k,
-                                    std::vector<Match>* out, QueryStats* stats) const {
-  if (buffer.codes.empty()) return;
-  const TableView view{{}, buffer.codes, buffer.rows};
-  Segment::ScanRange(view, 0, static_cast<uint32_t>(buffer.codes.size()), query, k,
-                     [&](uint32_t position, uint64_t code) {
-                       const uint32_t row = buffer.rows[position];
-                       if (!removed_.Contains(row)) {
-                         out->push_back(Match{ids_[row], std::popcount(code ^ query)});
-                       }
-                     });
-  stats->candidates_verified += buffer.codes.size();
+void PermutedTableIndex::ScanRows(uint32_t first, uint32_t end, uint64_t query, int k,
+                                  std::vector<Match>* out, QueryStats* stats) const {
+  constexpr uint32_t kPiece = 1024;
+  uint64_t masks[kPiece / 64];
+  for (uint32_t base = first; base < end;) {
+    // A piece never crosses a chunk of codes_, so its codes are contiguous.
+    const uint32_t chunk_end = static_cast<uint32_t>(std::min<uint64_t>(
+        end,
+        (uint64_t{base} / ChunkedArray<uint64_t>::kChunk + 1) * ChunkedArray<uint64_t>::kChunk));
+    const uint32_t n = std::min(kPiece, chunk_end - base);
+    const uint64_t* piece = &codes_.at(base);
+    simhash_internal::HammingMasks(piece, n, query, k, masks);
+    for (uint32_t w = 0; w < (n + 63) / 64; ++w) {
+      for (uint64_t m = masks[w]; m != 0; m &= m - 1) {
+        const uint32_t row = base + w * 64 + static_cast<uint32_t>(std::countr_zero(m));
+        if (!removed_.Contains(row)) {
+          out->push_back(Match{ids_[row], std::popcount(codes_[row] ^ query)});
+        }
+      }
+    }
+    base += n;
+  }
+  stats->candidates_verified += end - first;
 }
 
-void PermutedTableIndex::QueryLocked(uint64_t query, int k, std::vector<Match>* out,
-                                     QueryStats* stats) const {
-  const size_t before = out->size();
+void PermutedTableIndex::QueryGroupLocked(std::span<const uint64_t> queries, int k,
+                                          std::vector<Match>* out, std::vector<size_t>* counts,
+                                          QueryStats* stats) const {
+  // Matches of the segments tagged with their query, then grouped per query (stably).
+  thread_local std::vector<std::pair<uint32_t, Match>> tagged;
+  tagged.clear();
   for (const auto& segment : segments_) {
-    segment->Query(layout_, query, k, stats, [&](uint32_t row, int distance) {
-      if (row < ids_.size() && !removed_.Contains(row)) out->push_back(Match{ids_[row], distance});
-    });
+    segment->QueryGroup(
+        layout_, codes_, queries.data(), queries.size(), k, stats,
+        [&](uint32_t row) {
+          __builtin_prefetch(&codes_.at(row));
+          __builtin_prefetch(ids_.data() + row);
+        },
+        [&](size_t q, uint32_t row, int distance) {
+          if (!removed_.Contains(row)) {
+            tagged.emplace_back(static_cast<uint32_t>(q), Match{ids_[row], distance});
+          }
+        });
   }
-  if (merging_) ScanBuffer(*merging_, query, k, out, stats);
-  ScanBuffer(buffer_, query, k, out, stats);
-  ++stats->queries;
-  stats->matches += out->size() - before;
+  if (segments_.size() > 1) {
+    std::stable_sort(tagged.begin(), tagged.end(),
+                     [](const auto& a, const auto& b) { return a.first < b.first; });
+  }
+  size_t next = 0;
+  for (size_t q = 0; q < queries.size(); ++q) {
+    const size_t before = out->size();
+    for (; next < tagged.size() && tagged[next].first == q; ++next)
+      out->push_back(tagged[next].second);
+    ScanRows(merging_first_, static_cast<uint32_t>(ids_.size()), queries[q], k, out, stats);
+    counts->push_back(out->size() - before);
+    stats->matches += out->size() - before;
+  }
+  stats->queries += queries.size();
 }
 
 void PermutedTableIndex::RecordStats(const QueryStats& stats) const {
@@ -279,10 +310,11 @@ void PermutedTableIndex::RecordStats(const QueryStats& stats) const {
 Result<std::vector<Match>> PermutedTableIndex::Query(uint64_t fingerprint, int k) const {
   NEARDUP_RETURN_IF_ERROR(CheckK(k));
   std::vector<Match> matches;
+  std::vector<size_t> counts;
   QueryStats stats;
   {
     std::shared_lock lock(mutex_);
-    QueryLocked(fingerprint, k, &matches, &stats);
+    QueryGroupLocked(std::span(&fingerprint, 1), k, &matches, &counts, &stats);
   }
   SortMatches(matches);
   RecordStats(stats);
@@ -293,10 +325,10 @@ Result<BatchResult> PermutedTableIndex::QueryBatch(std::span<const uint64_t> fin
                                                    int threads) const {
   NEARDUP_RETURN_IF_ERROR(CheckK(k));
   std::shared_lock lock(mutex_);
-  BatchResult result =
-      RunBatch(fingerprints, threads, [&](uint64_t query, std::vector<Match>* out, QueryStats* stats) {
-        QueryLocked(query, k, out, stats);
-      });
+  BatchResult result = RunBatch(
+      fingerprints, threads, Segment::kGroup,
+      [&](std::span<const uint64_t> group, std::vector<Match>* out, std::vector<size_t>* counts,
+          QueryStats* stats) { QueryGroupLocked(group, k, out, counts, stats); });
   RecordStats(result.stats);
   return result;
 }
@@ -305,16 +337,13 @@ IndexStats PermutedTableIndex::Stats() const {
   std::shared_lock lock(mutex_);
   IndexStats stats;
   stats.size = live_;
-  stats.buffered = buffer_.codes.size() + (merging_ ? merging_->codes.size() : 0);
+  stats.buffered = ids_.size() - merging_first_;
   stats.merges = merges_;
   stats.design = layout_.design().ToString();
   stats.max_exact_k = layout_.design().max_exact_k();
-  uint64_t memory = ids_.capacity() * sizeof(uint64_t) + removed_.memory_bytes() +
-                    id_map_.memory_bytes() +
-                    buffer_.codes.capacity() * sizeof(uint64_t) +
-                    buffer_.rows.capacity() * sizeof(uint32_t);
+  uint64_t memory = ids_.capacity() * sizeof(uint64_t) + codes_.memory_bytes() +
+                    removed_.memory_bytes() + id_map_.memory_bytes();
   for (const auto& segment : segments_) memory += segment->memory_bytes();
-  if (merging_) memory += merging_->codes.capacity() * 12;
   stats.memory_bytes = memory;
   stats.queries.queries = total_queries_.load(std::memory_order_relaxed);
   stats.queries.tables_probed = total_probed_.load(std::memory_order_relaxed);
@@ -323,26 +352,22 @@ IndexStats PermutedTableIndex::Stats() const {
   return stats;
 }
 
-std::shared_ptr<const Segment> PermutedTableIndex::Compacted(std::vector<uint64_t>* ids) const {
+PermutedTableIndex::Compact PermutedTableIndex::Compacted() const {
   std::shared_lock lock(mutex_);
+  Compact compact;
   std::vector<uint32_t> remap(ids_.size(), IdMap::kEmpty);
-  ids->clear();
-  ids->reserve(live_);
+  compact.ids.reserve(live_);
+  compact.codes.reserve(live_);
   for (uint32_t row = 0; row < ids_.size(); ++row) {
     if (removed_.Contains(row)) continue;
-    remap[row] = static_cast<uint32_t>(ids->size());
-    ids->push_back(ids_[row]);
+    remap[row] = static_cast<uint32_t>(compact.ids.size());
+    compact.ids.push_back(ids_[row]);
+    compact.codes.push_back(codes_[row]);
   }
-  std::vector<std::vector<EntrySource>> per_table(static_cast<size_t>(layout_.tables()));
-  for (int t = 0; t < layout_.tables(); ++t) {
-    for (const auto& segment : segments_) {
-      per_table[t].push_back(EntrySource{segment->table(t).codes, segment->table(t).rows, 0});
-    }
-    if (merging_) per_table[t].push_back(EntrySource{merging_->codes, merging_->rows, 0});
-    per_table[t].push_back(EntrySource{buffer_.codes, buffer_.rows, 0});
-  }
-  return Segment::Build(layout_, PrefixBitsFor(live_), {}, &per_table, &removed_, remap,
-                        options_.build_threads);
+  compact.segment =
+      Segment::Build(layout_, PrefixBitsFor(live_), codes_.Snapshot(), 0,
+                     static_cast<uint32_t>(ids_.size()), &removed_, remap, options_.build_threads);
+  return compact;
 }
 
 }  // namespace neardup::index_internal

@@ -1,13 +1,15 @@
 // PermutedTableIndex: the pigeonhole index of neardup/index.h.
 //
-// State: a list of immutable sorted Segments (a large "main" one and at most one smaller "delta"), a
-// frozen write buffer being merged in the background, and the active write buffer. Rows number the
-// inserts (0, 1, ...); ids_[row] is the user id, removed_ marks removed rows (tombstones), id_map_
-// finds the row of an id. Queries scan the segments' ranges and the buffers by brute force.
+// Rows number the inserts (0, 1, ...): ids_[row] is the user id, codes_[row] the fingerprint,
+// removed_ marks removed rows (tombstones) and id_map_ finds the row of an id. The rows are
+// covered, in order, by immutable sorted Segments (a large "main" one, then at most one smaller
+// "delta"), then a frozen range being merged in the background, then the write buffer; the last two
+// are scanned by brute force.
 //
 // Merges (background thread): a full buffer is frozen and merged with the delta segment into a new
-// delta, or, once the delta would exceed 1/8 of the main segment, with both into a new main. Queries
+// delta or, once the delta would exceed 1/8 of the main segment, with both into a new main. Queries
 // keep using the old segments until the new one replaces them under a short exclusive lock.
+// Appending to codes_ never moves earlier rows, so a merge reads them without the lock.
 #ifndef NEARDUP_INDEX_PERMUTED_TABLE_INDEX_H_
 #define NEARDUP_INDEX_PERMUTED_TABLE_INDEX_H_
 
@@ -19,17 +21,13 @@
 #include <thread>
 #include <vector>
 
+#include "index/chunked_array.h"
 #include "index/id_map.h"
 #include "index/layout.h"
 #include "index/segment.h"
 #include "neardup/index.h"
 
 namespace neardup::index_internal {
-
-struct WriteBuffer {
-  std::vector<uint64_t> codes;
-  std::vector<uint32_t> rows;
-};
 
 class PermutedTableIndex final : public Index {
  public:
@@ -48,28 +46,34 @@ class PermutedTableIndex final : public Index {
   // Fills an empty index with rows 0..n-1. InvalidArgument naming a repeated id.
   Status BulkBuild(std::span<const uint64_t> ids, std::span<const uint64_t> codes);
 
-  // Fills an empty index with a segment whose rows index `ids` densely (from a file).
-  void Adopt(std::shared_ptr<const Segment> segment, std::vector<uint64_t> ids);
+  // Fills an empty index from a file: `segment` covers rows 0..ids.size()-1 densely.
+  void Adopt(std::shared_ptr<const Segment> segment, std::span<const uint64_t> ids,
+             std::span<const uint64_t> codes);
 
-  // Everything stored, as one segment with dense rows 0..n-1 into *ids (removed rows left out).
-  std::shared_ptr<const Segment> Compacted(std::vector<uint64_t>* ids) const;
+  // Everything stored, compacted: one segment over dense rows 0..n-1, with their ids and codes.
+  struct Compact {
+    std::shared_ptr<const Segment> segment;
+    std::vector<uint64_t> ids;
+    std::vector<uint64_t> codes;
+  };
+  Compact Compacted() const;
 
   const Layout& layout() const { return layout_; }
 
  private:
   Status CheckK(int k) const;
-  // Appends the matches of one query (shared lock held).
-  void QueryLocked(uint64_t query, int k, std::vector<Match>* out, QueryStats* stats) const;
-  void ScanBuffer(const WriteBuffer& buffer, uint64_t query, int k, std::vector<Match>* out,
-                  QueryStats* stats) const;
+  // Appends the matches of queries (at most Segment::kGroup) in turn, each query's unsorted, and
+  // their number to *counts. Shared lock held.
+  void QueryGroupLocked(std::span<const uint64_t> queries, int k, std::vector<Match>* out,
+                        std::vector<size_t>* counts, QueryStats* stats) const;
+  // Brute force over rows first..end-1 (shared lock held).
+  void ScanRows(uint32_t first, uint32_t end, uint64_t query, int k, std::vector<Match>* out,
+                QueryStats* stats) const;
   void EnsureIdMap();
   size_t MergeThreshold() const;
   // Both with the exclusive lock held; MergeLoop releases it while merging in the background.
   void MaybeStartMerge(std::unique_lock<std::shared_mutex>& lock);
   void MergeLoop(std::unique_lock<std::shared_mutex>& lock);
-  std::shared_ptr<const Segment> MergeInto(
-      std::span<const std::shared_ptr<const Segment>> inputs, const WriteBuffer& buffer,
-      const RowSet& removed, size_t live_estimate) const;
   int PrefixBitsFor(size_t entries) const;
   void RecordStats(const QueryStats& stats) const;
 
@@ -77,10 +81,11 @@ class PermutedTableIndex final : public Index {
   const IndexOptions options_;
 
   mutable std::shared_mutex mutex_;
-  std::vector<std::shared_ptr<const Segment>> segments_;  // oldest (largest) first
-  std::shared_ptr<const WriteBuffer> merging_;            // frozen buffer of the running merge
-  WriteBuffer buffer_;
+  std::vector<std::shared_ptr<const Segment>> segments_;  // ascending rows: main, then delta
+  uint32_t merging_first_ = 0;  // rows merging_first_ .. buffer_first_-1 are being merged
+  uint32_t buffer_first_ = 0;   // rows buffer_first_ .. size-1 are the write buffer
   std::vector<uint64_t> ids_;
+  ChunkedArray<uint64_t> codes_;
   RowSet removed_;
   IdMap id_map_;
   bool id_map_ready_ = false;
@@ -98,10 +103,13 @@ class PermutedTableIndex final : public Index {
 // Sorts matches in (distance, id) order.
 void SortMatches(std::span<Match> matches);
 
-// The body of QueryBatch shared by both indexes: runs query_one(query, out, stats) for every query on
-// `threads` threads in chunks, and concatenates the results in query order.
-BatchResult RunBatch(std::span<const uint64_t> queries, int threads,
-                     const std::function<void(uint64_t, std::vector<Match>*, QueryStats*)>& query_one);
+// query_group(group, out, counts, stats) appends the matches of each query of the group in turn and
+// their number to *counts. RunBatch runs it over all queries on `threads` threads, in groups of
+// group_size, and concatenates the results in query order, each query's sorted.
+using QueryGroupFunction = std::function<void(std::span<const uint64_t>, std::vector<Match>*,
+                                              std::vector<size_t>*, QueryStats*)>;
+BatchResult RunBatch(std::span<const uint64_t> queries, int threads, size_t group_size,
+                     const QueryGroupFunction& query_group);
 
 }  // namespace neardup::index_internal
 

@@ -1,10 +1,11 @@
 // The planner: a cost model of a query over each exact design, and the cheapest one that fits.
 //
-// Model (one core, uniform fingerprints): each table costs one probe (a directory entry and the start
-// of a range: cache misses on a large index) plus a scan of the range, n / 2^prefix_bits fingerprints
-// verified with SIMD popcounts. Memory per fingerprint: per table 8 bytes of code and 4 of row, plus the
-// directories, 8 bytes of id, about 5 of id map. The constants were measured with bench/index_bench on
-// a 2-core x86-64 (AVX-512) machine; see bench/README.md.
+// Model (one core, uniform fingerprints): each table costs one probe (a directory entry and the
+// start of a range: cache misses on a large index) plus a scan of the range, n / 2^prefix_bits
+// fingerprints verified with SIMD popcounts of 32-bit fragments. Memory per fingerprint: per table
+// 4 bytes of fragment and 4 of row, plus the directories; 8 bytes of code, 8 of id, about 5 of id
+// map. The constants were measured with bench/index_bench on a 2-core x86-64 (AVX-512) machine; see
+// bench/README.md.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -16,11 +17,10 @@
 namespace neardup {
 namespace {
 
-constexpr double kProbeNs = 45.0;           // one table probe on an index much larger than the cache
-constexpr double kCachedProbeNs = 12.0;     // the same when the tables fit in the last-level cache
-constexpr double kCandidateNs = 0.45;       // one fingerprint verified (streamed, SIMD)
+constexpr double kProbeNs = 45.0;        // one table probe on an index much larger than the cache
+constexpr double kCachedProbeNs = 12.0;  // the same when the tables fit in the last-level cache
+constexpr double kCandidateNs = 0.25;    // one fragment verified (streamed, SIMD)
 constexpr double kCacheBytes = 32.0 * (1 << 20);
-constexpr int kMaxTables = 70;
 
 struct Estimate {
   TableDesign design;
@@ -39,7 +39,7 @@ Estimate EstimateDesign(const TableDesign& design, uint64_t n) {
   const double per_range = static_cast<double>(n) / std::ldexp(1.0, e.prefix_bits);
   e.candidates = tables * per_range;
   const double directory_bytes = tables * 4.0 * std::ldexp(1.0, e.prefix_bits);
-  e.bytes_per_fingerprint = tables * 12.0 + 8.0 + 5.0 + directory_bytes / static_cast<double>(n);
+  e.bytes_per_fingerprint = tables * 8.0 + 16.0 + 5.0 + directory_bytes / static_cast<double>(n);
   const double total_bytes = e.bytes_per_fingerprint * static_cast<double>(n);
   const double probe = total_bytes < kCacheBytes ? kCachedProbeNs : kProbeNs;
   e.cost_ns = tables * probe + e.candidates * kCandidateNs;
@@ -48,7 +48,8 @@ Estimate EstimateDesign(const TableDesign& design, uint64_t n) {
 
 std::string Describe(const Estimate& e) {
   char line[256];
-  std::snprintf(line, sizeof(line), "%s: %.0f ns/query, %.1f candidates/query, %.1f bytes/fingerprint",
+  std::snprintf(line, sizeof(line),
+                "%s: %.0f ns/query, %.1f candidates/query, %.1f bytes/fingerprint",
                 e.design.ToString().c_str(), e.cost_ns, e.candidates, e.bytes_per_fingerprint);
   return line;
 }
@@ -65,7 +66,7 @@ Result<Plan> PlanDesign(uint64_t n, int max_k, uint64_t memory_budget_bytes) {
   for (int blocks = std::max(2, max_k + 1); blocks <= index_internal::kMaxBlocks; ++blocks) {
     for (int key_blocks = 1; key_blocks <= blocks - max_k && key_blocks < blocks; ++key_blocks) {
       const TableDesign design = TableDesign::Even(blocks, key_blocks);
-      if (!design.Validate().ok() || design.tables() > kMaxTables) continue;
+      if (!design.Validate().ok() || design.tables() > index_internal::kMaxTables) continue;
       estimates.push_back(EstimateDesign(design, n));
     }
   }
@@ -75,17 +76,19 @@ Result<Plan> PlanDesign(uint64_t n, int max_k, uint64_t memory_budget_bytes) {
   const Estimate* best = nullptr;
   const Estimate* smallest = nullptr;
   for (const Estimate& e : estimates) {
-    if (smallest == nullptr || e.bytes_per_fingerprint < smallest->bytes_per_fingerprint) smallest = &e;
+    if (smallest == nullptr || e.bytes_per_fingerprint < smallest->bytes_per_fingerprint)
+      smallest = &e;
     if (e.bytes_per_fingerprint > budget_per_fingerprint) continue;
     if (best == nullptr || e.cost_ns < best->cost_ns) best = &e;
   }
   if (best == nullptr) {
     char message[256];
-    std::snprintf(message, sizeof(message),
-                  "no exact design for k=%d fits %.1f bytes per fingerprint; the smallest needs %.1f "
-                  "(%s)",
-                  max_k, budget_per_fingerprint, smallest ? smallest->bytes_per_fingerprint : 0.0,
-                  smallest ? smallest->design.ToString().c_str() : "none");
+    std::snprintf(
+        message, sizeof(message),
+        "no exact design for k=%d fits %.1f bytes per fingerprint; the smallest needs %.1f "
+        "(%s)",
+        max_k, budget_per_fingerprint, smallest ? smallest->bytes_per_fingerprint : 0.0,
+        smallest ? smallest->design.ToString().c_str() : "none");
     return Status::ResourceExhausted(message);
   }
   Plan plan;

@@ -6,38 +6,30 @@
 namespace neardup::index_internal {
 namespace {
 
-template <typename Visit>
-void ForEachEntry(std::span<const EntrySource> sources, const RowSet* removed, Visit&& visit) {
-  for (const EntrySource& source : sources) {
-    const bool explicit_rows = !source.rows.empty();
-    for (size_t i = 0; i < source.codes.size(); ++i) {
-      const uint32_t row = explicit_rows ? source.rows[i] : source.first_row + static_cast<uint32_t>(i);
-      if (removed != nullptr && removed->Contains(row)) continue;
-      visit(source.codes[i], row);
-    }
-  }
-}
-
-// A stable counting sort of the entries on the table's key prefix.
-void BuildTable(const Layout& layout, int table, int prefix_bits,
-                std::span<const EntrySource> sources, const RowSet* removed,
-                std::span<const uint32_t> remap, std::vector<uint32_t>* directory, std::vector<uint64_t>* codes,
-                std::vector<uint32_t>* rows) {
+// A stable counting sort of rows first_row .. end_row - 1 on the table's bucket.
+void BuildTable(const Layout& layout, int table, int prefix_bits, const CodeView& codes,
+                uint32_t first_row, uint32_t end_row, const RowSet* removed,
+                std::span<const uint32_t> remap, std::vector<uint32_t>* directory,
+                std::vector<uint32_t>* fragments, std::vector<uint32_t>* rows) {
   const size_t buckets = size_t{1} << prefix_bits;
   directory->assign(buckets + 1, 0);
   uint32_t* counts = directory->data() + 1;
-  ForEachEntry(sources, removed,
-               [&](uint64_t code, uint32_t) { ++counts[layout.Prefix(table, code, prefix_bits)]; });
+  auto live = [&](uint32_t row) { return removed == nullptr || !removed->Contains(row); };
+  for (uint32_t row = first_row; row < end_row; ++row) {
+    if (live(row)) ++counts[Layout::PrefixOf(layout.Permute(table, codes[row]), prefix_bits)];
+  }
   for (size_t b = 1; b <= buckets; ++b) (*directory)[b] += (*directory)[b - 1];
   const size_t n = directory->back();
-  codes->resize(n);
+  fragments->resize(n);
   rows->resize(n);
   std::vector<uint32_t> cursor(directory->begin(), directory->end() - 1);
-  ForEachEntry(sources, removed, [&](uint64_t code, uint32_t row) {
-    const uint32_t position = cursor[layout.Prefix(table, code, prefix_bits)]++;
-    (*codes)[position] = code;
+  for (uint32_t row = first_row; row < end_row; ++row) {
+    if (!live(row)) continue;
+    const uint64_t permuted = layout.Permute(table, codes[row]);
+    const uint32_t position = cursor[Layout::PrefixOf(permuted, prefix_bits)]++;
+    (*fragments)[position] = Layout::FragmentOf(permuted, prefix_bits);
     (*rows)[position] = remap.empty() ? row : remap[row];
-  });
+  }
 }
 
 }  // namespace
@@ -63,42 +55,44 @@ void ParallelFor(size_t count, int threads, const std::function<void(size_t)>& b
   for (auto& thread : pool) thread.join();
 }
 
-std::shared_ptr<const Segment> Segment::Build(
-    const Layout& layout, int prefix_bits, std::span<const EntrySource> sources,
-    const std::vector<std::vector<EntrySource>>* per_table_sources, const RowSet* removed,
-    std::span<const uint32_t> remap, int threads) {
+std::shared_ptr<const Segment> Segment::Build(const Layout& layout, int prefix_bits,
+                                              const CodeView& codes, uint32_t first_row,
+                                              uint32_t end_row, const RowSet* removed,
+                                              std::span<const uint32_t> remap, int threads) {
   auto storage = std::make_shared<Storage>();
   const int tables = layout.tables();
   storage->directories.resize(tables);
-  storage->codes.resize(tables);
+  storage->fragments.resize(tables);
   storage->rows.resize(tables);
   ParallelFor(static_cast<size_t>(tables), threads, [&](size_t t) {
-    const std::span<const EntrySource> table_sources =
-        per_table_sources != nullptr ? std::span<const EntrySource>((*per_table_sources)[t])
-                                     : sources;
-    BuildTable(layout, static_cast<int>(t), prefix_bits, table_sources, removed, remap,
-               &storage->directories[t], &storage->codes[t], &storage->rows[t]);
+    BuildTable(layout, static_cast<int>(t), prefix_bits, codes, first_row, end_row, removed, remap,
+               &storage->directories[t], &storage->fragments[t], &storage->rows[t]);
   });
   auto segment = std::make_shared<Segment>();
   segment->prefix_bits_ = prefix_bits;
-  segment->size_ = tables > 0 ? storage->codes[0].size() : 0;
+  segment->size_ = tables > 0 ? storage->rows[0].size() : 0;
+  segment->first_row_ = remap.empty() ? first_row : 0;
+  segment->end_row_ = remap.empty() ? end_row : static_cast<uint32_t>(segment->size_);
   for (int t = 0; t < tables; ++t) {
-    segment->tables_.push_back(TableView{storage->directories[t], storage->codes[t], storage->rows[t]});
-    segment->memory_bytes_ += storage->directories[t].capacity() * sizeof(uint32_t) +
-                              storage->codes[t].capacity() * sizeof(uint64_t) +
-                              storage->rows[t].capacity() * sizeof(uint32_t);
+    segment->tables_.push_back(
+        TableView{storage->directories[t], storage->fragments[t], storage->rows[t]});
+    segment->memory_bytes_ += (storage->directories[t].capacity() +
+                               storage->fragments[t].capacity() + storage->rows[t].capacity()) *
+                              sizeof(uint32_t);
   }
   segment->owner_ = std::move(storage);
   return segment;
 }
 
-std::shared_ptr<const Segment> Segment::FromViews(int prefix_bits, size_t size,
+std::shared_ptr<const Segment> Segment::FromViews(int prefix_bits, size_t size, uint32_t end_row,
                                                   std::vector<TableView> tables,
                                                   std::shared_ptr<const void> owner,
                                                   uint64_t memory_bytes) {
   auto segment = std::make_shared<Segment>();
   segment->prefix_bits_ = prefix_bits;
   segment->size_ = size;
+  segment->first_row_ = 0;
+  segment->end_row_ = end_row;
   segment->tables_ = std::move(tables);
   segment->owner_ = std::move(owner);
   segment->memory_bytes_ = memory_bytes;

@@ -202,11 +202,77 @@ class LineReaderImpl final : public LineReader {
     return any;
   }
 
+  Result<bool> ReadRawLine(std::string_view* line, std::string* scratch, uint64_t max_bytes) override {
+    scratch->clear();
+    bool in_scratch = false;
+    bool over = false;
+    while (true) {
+      if (begin_ == end_) {
+        if (!eof_) {
+          auto filled = Fill();
+          if (!filled.ok()) return filled.status();
+          if (*filled) continue;
+        }
+        if (!in_scratch) return false;  // end of input, no partial line
+        ++line_number_;
+        return Finish(scratch->data(), scratch->size(), over, max_bytes, line);
+      }
+      const char* start = buffer_.data() + begin_;
+      const void* nl = std::memchr(start, '\n', end_ - begin_);
+      if (nl != nullptr) {
+        const size_t length = static_cast<size_t>(static_cast<const char*>(nl) - start) + 1;
+        begin_ += length;
+        ++line_number_;
+        if (!in_scratch) return Finish(start, length, false, max_bytes, line);
+        if (!over) scratch->append(start, length);
+        return Finish(scratch->data(), scratch->size(), over, max_bytes, line);
+      }
+      // The line goes on past the buffered bytes: make room, or collect it in scratch.
+      if (!in_scratch && begin_ > 0 && !eof_) {
+        std::memmove(buffer_.data(), start, end_ - begin_);
+        end_ -= begin_;
+        begin_ = 0;
+        auto more = source_->Read(buffer_.data() + end_, buffer_.size() - end_);
+        if (!more.ok()) return more.status();
+        if (*more == 0) eof_ = true;
+        end_ += *more;
+        continue;
+      }
+      in_scratch = true;
+      if (!over && scratch->size() + (end_ - begin_) > max_bytes + 2) over = true;
+      if (!over) scratch->append(start, end_ - begin_);
+      begin_ = end_;
+    }
+  }
+
   uint64_t line_number() const override { return line_number_; }
   uint64_t bytes_read() const override { return source_->raw_bytes(); }
   const std::string& path() const override { return path_; }
 
  private:
+  // Refills an empty buffer; false at the end of the input.
+  Result<bool> Fill() {
+    auto n = source_->Read(buffer_.data(), buffer_.size());
+    if (!n.ok()) return n.status();
+    begin_ = 0;
+    end_ = *n;
+    if (*n == 0) eof_ = true;
+    return *n != 0;
+  }
+
+  // Hands out a complete raw line, or the over-long error.
+  Result<bool> Finish(const char* data, size_t size, bool over, uint64_t max_bytes,
+                      std::string_view* line) {
+    std::string_view raw(data, size);
+    if (over || StripLineEnd(raw).size() > max_bytes) {
+      return InputError(Status::ResourceExhausted("line longer than the limit of " +
+                                                  std::to_string(max_bytes) + " bytes"),
+                        path_, line_number_);
+    }
+    *line = raw;
+    return true;
+  }
+
   std::unique_ptr<ByteSource> source_;
   std::string path_;
   std::vector<char> buffer_;

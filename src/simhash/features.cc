@@ -103,30 +103,57 @@ void UnitWindow::Compact() {
 }
 
 FeatureGenerator::FeatureGenerator(const FingerprintOptions& options)
-    : mode_(options.mode),
+    : model_(options.keyword_model),
+      mode_(options.mode),
       unit_(options.shingle_unit),
       window_(static_cast<size_t>(std::max(1, options.shingle_size)),
               options.shingle_unit == ShingleUnit::kWord) {}
 
 void FeatureGenerator::Reset() {
+  status_ = Status::OK();
   window_.Reset();
   tokens_seen_ = false;
+}
+
+template <typename OnWord>
+bool FeatureGenerator::CutChinese(std::string_view run, OnWord&& on_word) {
+  if (engine_ == nullptr) {
+    if (model_ == nullptr) {
+      auto loaded = KeywordModel::Default();
+      if (!loaded.ok()) {
+        if (status_.ok()) status_ = loaded.status().WithContext("Chinese segmentation");
+        return false;
+      }
+      model_ = *loaded;
+    }
+    engine_ = std::make_unique<segment_internal::CutEngine>(model_->dictionary()->data());
+  }
+  engine_->CutDefault<true>(run, on_word);
+  return true;
 }
 
 void FeatureGenerator::AddToken(const Token& token, FeatureSink* sink) {
   const std::string_view text = token.text;
   if (mode_ == FeatureMode::kTerms) {
     if (token.kind == TokenKind::kCjk) {
-      AddCjkBigrams(text, sink);
+      CutChinese(text, [&](std::string_view word, int32_t node) {
+        if (model_->stop_words().Contains(word)) return;
+        sink->Add(word, model_->IdfOf(word, node));
+      });
     } else {
       sink->Add(text);
     }
-  } else if (unit_ == ShingleUnit::kWord && token.kind != TokenKind::kCjk) {
-    if (window_.Push(text)) sink->Add(window_.Shingle());
+  } else if (unit_ == ShingleUnit::kWord) {
+    if (token.kind == TokenKind::kCjk) {
+      CutChinese(text, [&](std::string_view word, int32_t) {
+        if (window_.Push(word)) sink->Add(window_.Shingle());
+      });
+    } else if (window_.Push(text)) {
+      sink->Add(window_.Shingle());
+    }
   } else {
-    // Word shingles of CJK runs take one character per unit; character shingles take every code
-    // point, with one space between tokens.
-    if (unit_ == ShingleUnit::kChar && tokens_seen_ && window_.Push(" ")) sink->Add(window_.Shingle());
+    // Character shingles take every code point, with one space between tokens.
+    if (tokens_seen_ && window_.Push(" ")) sink->Add(window_.Shingle());
     for (size_t i = 0; i < text.size();) {
       const size_t len = SequenceLength(static_cast<unsigned char>(text[i]));
       if (window_.Push(text.substr(i, len))) sink->Add(window_.Shingle());
@@ -134,21 +161,6 @@ void FeatureGenerator::AddToken(const Token& token, FeatureSink* sink) {
     }
   }
   tokens_seen_ = true;
-}
-
-void FeatureGenerator::AddCjkBigrams(std::string_view run, FeatureSink* sink) {
-  const size_t first = SequenceLength(static_cast<unsigned char>(run[0]));
-  if (first >= run.size()) {
-    sink->Add(run);
-    return;
-  }
-  size_t start = 0, second = first;
-  while (second < run.size()) {
-    const size_t len = SequenceLength(static_cast<unsigned char>(run[second]));
-    sink->Add(run.substr(start, second + len - start));
-    start = second;
-    second += len;
-  }
 }
 
 void FeatureGenerator::Finish(FeatureSink* sink) {

@@ -4,6 +4,7 @@
 #define NEARDUP_SIMHASH_FEATURES_H_
 
 #include <array>
+#include <memory>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -12,6 +13,7 @@
 
 #include "neardup/simhash.h"
 #include "neardup/text.h"
+#include "segment/cut_engine.h"
 #include "simhash/distinct_set.h"
 
 namespace neardup::simhash_internal {
@@ -103,7 +105,9 @@ class UnitWindow {
   uint64_t seen_ = 0;
 };
 
-// Cuts a token stream into the features of a mode (terms, word shingles, character shingles).
+// Cuts a token stream into the features of a mode (terms, word shingles, character shingles). CJK
+// runs go through jieba's segmenter in terms and word shingles; its dictionaries are loaded on the
+// first CJK run (KeywordModel::Default() unless the options name a model).
 class FeatureGenerator {
  public:
   explicit FeatureGenerator(const FingerprintOptions& options);
@@ -112,8 +116,17 @@ class FeatureGenerator {
   void AddToken(const Token& token, FeatureSink* sink);
   void Finish(FeatureSink* sink);
 
+  // Not OK when the dictionaries could not be loaded; the document's features are then incomplete.
+  const Status& status() const { return status_; }
+
  private:
-  void AddCjkBigrams(std::string_view run, FeatureSink* sink);
+  // Calls on_word(word, trie node) for each jieba word of a CJK run; false if there is no model.
+  template <typename OnWord>
+  bool CutChinese(std::string_view run, OnWord&& on_word);
+
+  std::shared_ptr<const KeywordModel> model_;
+  std::unique_ptr<segment_internal::CutEngine> engine_;
+  Status status_;
 
   const FeatureMode mode_;
   const ShingleUnit unit_;

@@ -1,4 +1,5 @@
-// The fingerprint pipeline: StreamNormalizer -> tokeniser -> FeatureGenerator -> FeatureSink.
+// The fingerprint pipeline: StreamNormalizer -> tokeniser -> FeatureGenerator -> FeatureSink, or for
+// kKeywords StreamNormalizer -> KeywordExtractor -> FeatureSink.
 #include <algorithm>
 #include <unordered_set>
 
@@ -26,12 +27,17 @@ class BuilderImpl final : public FingerprintBuilder {
         folding_(std::move(folding)),
         normalizer_(options.normalize, options.invalid_utf8),
         generator_(options),
-        sink_(record, options.weighting == FeatureWeighting::kDistinct) {}
+        sink_(record, options.weighting == FeatureWeighting::kDistinct) {
+    if (options.mode == FeatureMode::kKeywords) {
+      keywords_ = std::make_unique<KeywordExtractor>(options.keyword_model);
+    }
+  }
 
   void Reset() override {
     normalizer_.Reset();
     normalized_.clear();
     generator_.Reset();
+    if (keywords_) keywords_->Reset();
     sink_.Reset();
     bytes_ = 0;
     failed_ = false;
@@ -48,12 +54,14 @@ class BuilderImpl final : public FingerprintBuilder {
     for (size_t start = 0; start < piece.size(); start += kSlice) {
       const size_t before = normalized_.size();
       Status status = normalizer_.Update(piece.substr(start, kSlice), &normalized_);
+      if (status.ok()) {
+        FoldFrom(before);
+        status = Tokenize(/*final=*/false);
+      }
       if (!status.ok()) {
         failed_ = true;
         return status;
       }
-      FoldFrom(before);
-      Tokenize(/*final=*/false);
     }
     return Status::OK();
   }
@@ -62,13 +70,24 @@ class BuilderImpl final : public FingerprintBuilder {
     if (failed_) return Status::FailedPrecondition("the document failed earlier; call Reset()");
     const size_t before = normalized_.size();
     Status status = normalizer_.Finish(&normalized_);
+    if (status.ok()) {
+      FoldFrom(before);
+      status = Tokenize(/*final=*/true);
+    }
     if (!status.ok()) {
       failed_ = true;
       return status;
     }
-    FoldFrom(before);
-    Tokenize(/*final=*/true);
-    generator_.Finish(&sink_);
+    if (keywords_) {
+      auto keywords = keywords_->Finish(KeywordCountFor(options_, bytes_));
+      if (!keywords.ok()) {
+        failed_ = true;
+        return keywords.status();
+      }
+      for (const Keyword& keyword : *keywords) sink_.Add(keyword.word, keyword.weight);
+    } else {
+      generator_.Finish(&sink_);
+    }
     FingerprintResult result;
     result.simhash = sink_.Finish(&result.feature_count);
     result.empty = result.feature_count == 0;
@@ -91,10 +110,16 @@ class BuilderImpl final : public FingerprintBuilder {
     normalized_.append(folded_);
   }
 
-  void Tokenize(bool final) {
+  Status Tokenize(bool final) {
+    if (keywords_) {
+      Status status = keywords_->Add(normalized_);
+      normalized_.clear();
+      return status;
+    }
     const size_t used = text_internal::TokenizeSome(
         normalized_, final, [this](const Token& token) { generator_.AddToken(token, &sink_); });
     normalized_.erase(0, used);
+    return generator_.status();
   }
 
   const FingerprintOptions options_;
@@ -103,6 +128,7 @@ class BuilderImpl final : public FingerprintBuilder {
   std::string normalized_;  // normalised text not yet tokenised (at most a partial token)
   std::string folded_;      // scratch of FoldFrom
   FeatureGenerator generator_;
+  std::unique_ptr<KeywordExtractor> keywords_;  // kKeywords only
   FeatureSink sink_;
   uint64_t bytes_ = 0;
   bool failed_ = false;
@@ -135,8 +161,14 @@ class FingerprinterImpl final : public Fingerprinter {
 Result<FeatureMode> ParseFeatureMode(std::string_view name) {
   if (name == "terms") return FeatureMode::kTerms;
   if (name == "shingles") return FeatureMode::kShingles;
+  if (name == "keywords") return FeatureMode::kKeywords;
   return Status::InvalidArgument("unknown feature mode '" + std::string(name) +
-                                 "' (expected terms or shingles)");
+                                 "' (expected terms, shingles or keywords)");
+}
+
+size_t KeywordCountFor(const FingerprintOptions& options, uint64_t bytes) {
+  if (options.keyword_count > 0) return static_cast<size_t>(options.keyword_count);
+  return static_cast<size_t>(std::max<uint64_t>(5, std::min<uint64_t>(200, bytes / 120)));
 }
 
 Result<ShingleUnit> ParseShingleUnit(std::string_view name) {
@@ -147,7 +179,12 @@ Result<ShingleUnit> ParseShingleUnit(std::string_view name) {
 }
 
 std::string_view FeatureModeName(FeatureMode mode) {
-  return mode == FeatureMode::kTerms ? "terms" : "shingles";
+  switch (mode) {
+    case FeatureMode::kTerms: return "terms";
+    case FeatureMode::kShingles: return "shingles";
+    case FeatureMode::kKeywords: return "keywords";
+  }
+  return "unknown";
 }
 
 std::string_view ShingleUnitName(ShingleUnit unit) {
@@ -166,7 +203,8 @@ std::string_view FeatureWeightingName(FeatureWeighting weighting) {
 }
 
 Result<std::unique_ptr<Fingerprinter>> Fingerprinter::Create(const FingerprintOptions& options) {
-  if (options.mode != FeatureMode::kTerms && options.mode != FeatureMode::kShingles) {
+  if (options.mode != FeatureMode::kTerms && options.mode != FeatureMode::kShingles &&
+      options.mode != FeatureMode::kKeywords) {
     return Status::InvalidArgument("unknown feature mode " +
                                    std::to_string(static_cast<int>(options.mode)));
   }
@@ -179,13 +217,24 @@ Result<std::unique_ptr<Fingerprinter>> Fingerprinter::Create(const FingerprintOp
     return Status::InvalidArgument("unknown feature weighting " +
                                    std::to_string(static_cast<int>(options.weighting)));
   }
+  if (options.keyword_count < 0 || options.keyword_count > 100000) {
+    return Status::InvalidArgument("keyword count must be between 0 (automatic) and 100000, got " +
+                                   std::to_string(options.keyword_count));
+  }
+  FingerprintOptions resolved = options;
+  if (resolved.mode == FeatureMode::kKeywords && resolved.keyword_model == nullptr) {
+    auto model = KeywordModel::Default();
+    if (!model.ok()) return model.status().WithContext("keywords mode");
+    resolved.keyword_model = *model;
+  }
   std::shared_ptr<const CharacterFolding> folding;
   if (options.fold_traditional) {
     auto loaded = CharacterFolding::LoadShared(options.folding_table);
     if (!loaded.ok()) return loaded.status();
     folding = std::move(*loaded);
   }
-  return std::unique_ptr<Fingerprinter>(std::make_unique<FingerprinterImpl>(options, std::move(folding)));
+  return std::unique_ptr<Fingerprinter>(
+      std::make_unique<FingerprinterImpl>(resolved, std::move(folding)));
 }
 
 uint64_t FoldFeatureHashes(const uint64_t* hashes, const double* weights, size_t count) {

@@ -150,7 +150,58 @@ if run compare-missing 1 "$T/empty" -- "$ND" compare "$T/a.txt" "$T/nope.txt"; t
   expect compare-missing "$T/err" "nope.txt: cannot open"
 fi
 
-# --- dedup: the accurate method (default) and the simhash method
+# --- dedup
+{
+  echo 'The quick brown fox jumps over the lazy dog near the river bank today'
+  echo 'An entirely different sentence about databases and query planning here'
+  echo 'The quick brown fox jumps over the lazy dog near the river bank today!'
+  echo 'An entirely different sentence about databases and query planning here'
+  echo 'Something else again, with its own words and nothing shared at all'
+} >"$T/corpus.txt"
+if run dedup-basic 0 "$T/empty" -- "$ND" dedup "$T/corpus.txt" -o "$T/kept.txt" --dups "$T/dups.tsv" \
+    --clusters "$T/clusters.jsonl" --pairs "$T/pairs.tsv" --report "$T/report.json"; then
+  expect_same dedup-basic "$T/kept.txt" "$(sed -n '1p;2p;5p' "$T/corpus.txt")"
+  # The default method's score column is the estimated Jaccard similarity (1 for identical texts).
+  expect_same dedup-basic "$T/dups.tsv" "$(printf '3\t1\t1.0000\n4\t2\t1.0000')"
+  expect dedup-basic "$T/clusters.jsonl" '{"representative":"1","size":2,"members":["1","3"]}'
+  expect dedup-basic "$T/pairs.tsv" "$(printf '2\t4\t1.0000')"
+  expect dedup-basic "$T/report.json" '"documents":5,'
+  expect dedup-basic "$T/err" "duplicates  2 (40.0%)"
+fi
+if run dedup-quiet 0 "$T/corpus.txt" -- "$ND" dedup - -o "$T/kept2.txt" --quiet --keep last; then
+  expect_same dedup-quiet "$T/err" ""
+  expect_same dedup-quiet "$T/kept2.txt" "$(sed -n '3p;4p;5p' "$T/corpus.txt")"
+fi
+printf '{"id":"a","text":"one two three four five"}\n{"id":"b","text": oops}\n' >"$T/bad-dedup.jsonl"
+if run dedup-bad 1 "$T/empty" -- "$ND" dedup "$T/bad-dedup.jsonl" -o "$T/never.jsonl"; then
+  expect dedup-bad "$T/err" "neardup dedup: $T/bad-dedup.jsonl:2: malformed JSON"
+  [[ ! -e "$T/never.jsonl" ]] && ok || fail dedup-bad "an output was left behind"
+  [[ -z "$(ls "$T" | grep -F '.tmp-')" ]] && ok || fail dedup-bad "a temporary file was left behind"
+fi
+if run dedup-skip 0 "$T/empty" -- "$ND" dedup "$T/bad-dedup.jsonl" -o "$T/skip.jsonl" --on-error skip; then
+  expect dedup-skip "$T/err" "skipped     1 bad documents, first: $T/bad-dedup.jsonl:2: malformed JSON"
+  [[ $(wc -l <"$T/skip.jsonl") -eq 1 ]] && ok || fail dedup-skip "expected one kept line"
+fi
+if run dedup-missing 1 "$T/empty" -- "$ND" dedup "$T/nope" -o "$T/x"; then
+  expect dedup-missing "$T/err" "$T/nope: cannot open"
+fi
+if run dedup-bad-k 2 "$T/empty" -- "$ND" dedup "$T/corpus.txt" -k 12; then ok; fi
+# SIGINT while the job waits on a pipe: exit 130, no output, no temporary file.
+mkfifo "$T/fifo"
+( printf 'some words to start with\n'; sleep 4 ) >"$T/fifo" &
+writer=$!
+"$ND" dedup "$T/fifo" -o "$T/interrupted.txt" --report "$T/interrupted.json" 2>"$T/err" >"$T/out" &
+job=$!
+sleep 1
+kill -INT "$job"
+wait "$job"
+code=$?
+wait "$writer" 2>/dev/null
+if [[ $code -eq 130 ]]; then ok; else fail dedup-sigint "exit $code, expected 130"; fi
+expect dedup-sigint "$T/err" "interrupted; no output was written"
+[[ ! -e "$T/interrupted.txt" && ! -e "$T/interrupted.json" && -z "$(ls "$T" | grep -F '.tmp-')" ]] && ok ||
+  fail dedup-sigint "output left behind"
+# --- dedup: the accurate method (default) against the simhash method
 {
   echo 'Near-duplicate detection finds documents that are almost the same, such as copies of a page with a changed date or a typo.'
   echo 'Near-duplicate detection finds documents that are almost the same, such as copies of a page with a changed date or a tpyo.'

@@ -1,0 +1,161 @@
+// TF-IDF keywords identical to jieba.analyse.extract_tags (jieba 0.42.1), and the IDF tables and stop
+// words they use (doc/segment.md).
+//
+// KeywordExtractor::Extract(text, top) returns what
+//   jieba.analyse.extract_tags(text, topK=top, withWeight=True)
+// returns: the words of jieba.cut(text) with at least two characters that are not stop words (compared
+// in lower case), each weighted count / total * idf, where total counts all such occurrences and idf
+// comes from the IDF table (its median for words not in it); sorted by decreasing weight, ties in
+// order of first occurrence; the first `top` of them (all when top is 0). Weights are computed with
+// jieba's floating-point operations in jieba's order, so they are bit-identical.
+//
+// Thread safety: IdfTable, StopWords and KeywordModel are immutable once built and may be shared by
+// any number of threads. A KeywordExtractor keeps scratch buffers: use one per thread.
+#ifndef NEARDUP_KEYWORDS_H_
+#define NEARDUP_KEYWORDS_H_
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "neardup/segment.h"
+#include "neardup/status.h"
+
+namespace neardup {
+
+namespace weight_internal {
+class KeywordCounter;
+
+// Lets string-keyed maps be searched with a std::string_view without a copy.
+struct StringHash {
+  using is_transparent = void;
+  size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+};
+}  // namespace weight_internal
+
+// Inverse document frequencies: "word idf" per line (jieba/analyse/idf.txt, or one written by
+// `neardup idf build`). Lines starting with '#' are comments (jieba's own files have none).
+class IdfTable {
+ public:
+  // Errors: NotFound for a missing file; InvalidArgument "<path>:<line>: <what>" for a line that is
+  // not "word idf" or not UTF-8. Blank lines are skipped. A word listed twice keeps its last value.
+  static Result<std::shared_ptr<const IdfTable>> Load(const std::string& path);
+
+  // jieba's own table (analyse/idf.txt next to the dictionary found by FindJiebaDirectory()), loaded
+  // once per process.
+  static Result<std::shared_ptr<const IdfTable>> Default();
+
+  // Builds a table from words and values (later duplicates win).
+  static std::shared_ptr<const IdfTable> FromEntries(std::vector<std::pair<std::string, double>> entries,
+                                                     std::string source);
+
+  std::optional<double> Find(std::string_view word) const;
+
+  // jieba's median_idf: sorted(values)[count / 2]; 0 for an empty table.
+  double median() const { return median_; }
+  size_t size() const { return idf_.size(); }
+  const std::string& source() const { return source_; }
+
+  // Every entry, in no particular order.
+  const std::unordered_map<std::string, double, weight_internal::StringHash, std::equal_to<>>& entries()
+      const {
+    return idf_;
+  }
+
+ private:
+  IdfTable() = default;
+  std::unordered_map<std::string, double, weight_internal::StringHash, std::equal_to<>> idf_;
+  double median_ = 0;
+  std::string source_;
+};
+
+// Words left out of keywords, compared with the candidate word in lower case.
+class StopWords {
+ public:
+  // jieba's built-in list ("the", "of", "is", ... 31 English words).
+  static StopWords JiebaDefault();
+  // No stop words.
+  StopWords() = default;
+
+  // Adds every line of a UTF-8 file, as jieba.analyse.set_stop_words does (lines are taken whole,
+  // including any spaces). Errors: NotFound, InvalidArgument naming the line with invalid UTF-8.
+  Status AddFile(const std::string& path);
+  void Add(std::string word) { words_.insert(std::move(word)); }
+
+  bool Contains(std::string_view lower_case_word) const {
+    return words_.find(lower_case_word) != words_.end();
+  }
+  size_t size() const { return words_.size(); }
+
+ private:
+  std::unordered_set<std::string, weight_internal::StringHash, std::equal_to<>> words_;
+};
+
+// A dictionary, an IDF table and stop words, joined for fast lookups (the IDF of each dictionary word
+// is found by its trie node). Immutable; share it.
+class KeywordModel {
+ public:
+  static std::shared_ptr<const KeywordModel> Create(std::shared_ptr<const Dictionary> dictionary,
+                                                    std::shared_ptr<const IdfTable> idf,
+                                                    StopWords stop_words);
+
+  // jieba's dictionary, IDF table and stop words, loaded once per process.
+  static Result<std::shared_ptr<const KeywordModel>> Default();
+
+  const std::shared_ptr<const Dictionary>& dictionary() const { return dictionary_; }
+  const IdfTable& idf() const { return *idf_; }
+  const StopWords& stop_words() const { return stop_words_; }
+
+  // The IDF of a word (the median when it has none). `node` is the word's trie node when known, a
+  // negative value otherwise.
+  double IdfOf(std::string_view word, int32_t node) const;
+
+  // The IDF of the word ending at a trie node, or NaN when the table has none.
+  double IdfOfNode(int32_t node) const { return node_idf_[static_cast<size_t>(node)]; }
+
+ private:
+  KeywordModel() = default;
+  std::shared_ptr<const Dictionary> dictionary_;
+  std::shared_ptr<const IdfTable> idf_;
+  StopWords stop_words_;
+  std::vector<double> node_idf_;  // by trie node; NaN where the table has no entry
+};
+
+struct Keyword {
+  std::string word;
+  double weight = 0;
+};
+
+class KeywordExtractor {
+ public:
+  explicit KeywordExtractor(std::shared_ptr<const KeywordModel> model);
+  ~KeywordExtractor();
+  KeywordExtractor(KeywordExtractor&&) noexcept;
+  KeywordExtractor& operator=(KeywordExtractor&&) noexcept;
+
+  // jieba.analyse.extract_tags(text, topK=top, withWeight=True); top 0 means all. `text` must be
+  // valid UTF-8 (InvalidArgument with the byte offset otherwise).
+  Result<std::vector<Keyword>> Extract(std::string_view text, size_t top);
+
+  // The same in pieces, for documents that arrive in parts (any cut, even inside a character):
+  // Reset(), Add() each piece, Finish(). Memory holds the distinct words and the longest run of
+  // block characters, not the text.
+  void Reset();
+  Status Add(std::string_view piece);
+  Result<std::vector<Keyword>> Finish(size_t top);
+
+  const KeywordModel& model() const { return *model_; }
+
+ private:
+  std::shared_ptr<const KeywordModel> model_;
+  std::unique_ptr<weight_internal::KeywordCounter> counter_;
+};
+
+}  // namespace neardup
+
+#endif  // NEARDUP_KEYWORDS_H_
