@@ -53,6 +53,7 @@ clean:
 # Regenerates the fingerprint known-answer vectors (only when the fingerprint is meant to change).
 kat: build
 	@$(RELEASE)/tests/neardup_kat_generate tests/data/kat_texts.txt > tests/data/fingerprint_vectors.tsv
+	@$(RELEASE)/tests/neardup_kat_generate --sketch tests/data/kat_texts.txt > tests/data/sketch_vectors.tsv
 
 # Fuzzes the text, JSONL and storage entry points with libFuzzer (clang, ASan + UBSan), FUZZ_SECONDS
 # each; new inputs that widen coverage land in build/fuzz/corpus, crashes in build/fuzz/.

@@ -24,6 +24,8 @@ struct DedupFlags {
   std::string id_field = "id", text_field = "text";
   uint64_t max_line_bytes = uint64_t{64} << 20;
   FingerprintFlags fingerprint;
+  std::string method = "accurate";
+  double threshold = 0.8;
   int k = 3;
   std::string keep = "first";
   std::string priority_field;
@@ -96,8 +98,16 @@ void PrintSummary(const DedupReport& r, const DedupFlags& flags) {
                 r.documents ? 100.0 * static_cast<double>(r.duplicates) / static_cast<double>(r.documents) : 0.0,
                 r.duplicates_of_index ? (", " + std::to_string(r.duplicates_of_index) + " of them of the earlier index").c_str() : "");
   line(buffer);
-  std::snprintf(buffer, sizeof(buffer), "clusters    %llu of 2 or more documents; %llu pairs within k=%d",
-                static_cast<unsigned long long>(r.clusters), static_cast<unsigned long long>(r.pairs), flags.k);
+  if (flags.method == "accurate") {
+    std::snprintf(buffer, sizeof(buffer),
+                  "clusters    %llu of 2 or more documents; %llu pairs with estimated Jaccard >= %g "
+                  "(%llu candidates verified)",
+                  static_cast<unsigned long long>(r.clusters), static_cast<unsigned long long>(r.pairs),
+                  flags.threshold, static_cast<unsigned long long>(r.candidates));
+  } else {
+    std::snprintf(buffer, sizeof(buffer), "clusters    %llu of 2 or more documents; %llu pairs within k=%d",
+                  static_cast<unsigned long long>(r.clusters), static_cast<unsigned long long>(r.pairs), flags.k);
+  }
   line(buffer);
   if (r.skipped) {
     std::snprintf(buffer, sizeof(buffer), "skipped     %llu bad documents, first: %s",
@@ -129,6 +139,31 @@ void PrintSummary(const DedupReport& r, const DedupFlags& flags) {
   std::fputs(s.c_str(), stderr);
 }
 
+// The fingerprint flags start at the accurate design's features (character 5-grams, distinct, t2s
+// folding), so that --help shows them; with --method simhash the flags the user did not give take the
+// classic values instead (word 3-grams, occurrences, no folding: FingerprintOptions{}).
+FingerprintFlags AccurateFingerprintFlags() {
+  const FingerprintOptions accurate = AccurateFingerprintOptions();
+  FingerprintFlags f;
+  f.mode = std::string(FeatureModeName(accurate.mode));
+  f.shingle_unit = std::string(ShingleUnitName(accurate.shingle_unit));
+  f.shingle_size = accurate.shingle_size;
+  f.weighting = std::string(FeatureWeightingName(accurate.weighting));
+  f.fold = accurate.fold_traditional ? "t2s" : "none";
+  return f;
+}
+
+void ApplyMethodDefaults(const CLI::App& command, DedupFlags* flags) {
+  if (flags->method != "simhash") return;
+  const FingerprintFlags classic;
+  FingerprintFlags& f = flags->fingerprint;
+  if (command.count("--mode") == 0) f.mode = classic.mode;
+  if (command.count("--shingle-unit") == 0) f.shingle_unit = classic.shingle_unit;
+  if (command.count("--shingle-size") == 0) f.shingle_size = classic.shingle_size;
+  if (command.count("--weighting") == 0) f.weighting = classic.weighting;
+  if (command.count("--fold") == 0) f.fold = classic.fold;
+}
+
 int RunDedupCommand(const DedupFlags& flags) {
   DedupOptions options;
   options.inputs = flags.inputs;
@@ -141,6 +176,10 @@ int RunDedupCommand(const DedupFlags& flags) {
   auto fingerprint = ToOptions(flags.fingerprint);
   if (!fingerprint.ok()) return ReportError("dedup", fingerprint.status());
   options.fingerprint = *fingerprint;
+  auto method = ParseDedupMethod(flags.method);
+  if (!method.ok()) return ReportError("dedup", method.status());
+  options.method = *method;
+  options.threshold = flags.threshold;
   options.k = flags.k;
   if (!flags.priority_field.empty()) {
     options.keep = KeepRule::kPriority;
@@ -191,17 +230,23 @@ void AddDedupCommand(CLI::App* app, int* exit_code) {
   auto flags = std::make_shared<DedupFlags>();
   CLI::App* command = app->add_subcommand("dedup", "Remove near-duplicates from whole corpora");
   command->footer(
-      "Reads every document, fingerprints them on all cores, finds every pair within k bits, keeps one\n"
+      "Reads every document, sketches them on all cores, finds the near-duplicate pairs, keeps one\n"
       "document per cluster and writes the outputs asked for. Outputs appear only when the job succeeds.\n"
+      "Method accurate (default): pairs whose character 5-gram sets have estimated Jaccard similarity\n"
+      ">= --threshold (LSH band candidates verified by a 132-byte sketch; Traditional Chinese folded to\n"
+      "Simplified). Method simhash: pairs whose fingerprints are within -k bits (its features default to\n"
+      "word 3-grams, each occurrence counted, no folding). The score column of\n"
+      "--dups and --pairs is the estimated Jaccard (accurate) or the Hamming distance (simhash).\n"
       "Examples:\n"
       "  neardup dedup crawl/ -o kept.jsonl --dups dups.tsv --report report.json\n"
-      "  neardup dedup posts.txt.zst -o kept.txt --keep longest -k 4 --on-error skip\n"
+      "  neardup dedup posts.txt.zst -o kept.txt --keep longest --threshold 0.7 --on-error skip\n"
+      "  neardup dedup posts.txt --method simhash -k 3 -o kept.txt\n"
       "  neardup dedup today.jsonl --against yesterday.idx --save-index today.idx -o new.jsonl");
   command->add_option("inputs", flags->inputs, "Files, folders (recursive) or '-' for stdin")->required();
   command->add_option("-o,--output", flags->kept, "KEPT: the kept documents' lines, in input order");
-  command->add_option("--dups", flags->dups, "DUPS.tsv: dup_id<TAB>kept_id<TAB>distance");
+  command->add_option("--dups", flags->dups, "DUPS.tsv: dup_id<TAB>kept_id<TAB>score");
   command->add_option("--clusters", flags->clusters, "CLUSTERS.jsonl: one cluster of 2+ documents a line");
-  command->add_option("--pairs", flags->pairs, "PAIRS.tsv: id_a<TAB>id_b<TAB>distance, every pair within k");
+  command->add_option("--pairs", flags->pairs, "PAIRS.tsv: id_a<TAB>id_b<TAB>score, every near-duplicate pair");
   command->add_option("--report", flags->report, "REPORT.json: the summary and timings");
   command->add_option("--format", flags->format, "Input format: auto (.jsonl/.ndjson names are JSONL), plain, jsonl")
       ->check(CLI::IsMember({"auto", "plain", "jsonl"}))
@@ -213,8 +258,15 @@ void AddDedupCommand(CLI::App* app, int* exit_code) {
   command->add_option("--max-line-bytes", flags->max_line_bytes, "Longer lines are bad documents (e.g. 64M)")
       ->transform(SizeValidator())
       ->capture_default_str();
+  flags->fingerprint = AccurateFingerprintFlags();
   AddFingerprintFlags(command, &flags->fingerprint);
-  command->add_option("-k", flags->k, "Near-duplicates differ in at most k bits")
+  command->add_option("--method", flags->method, "accurate (Jaccard sketch) or simhash (Hamming distance)")
+      ->check(CLI::IsMember({"accurate", "simhash"}))
+      ->capture_default_str();
+  command->add_option("--threshold", flags->threshold, "accurate: least estimated Jaccard similarity of a pair")
+      ->check(CLI::Range(0.01, 1.0))
+      ->capture_default_str();
+  command->add_option("-k", flags->k, "simhash: near-duplicates differ in at most k bits; both: --against distance")
       ->check(CLI::Range(0, 7))
       ->capture_default_str();
   command->add_option("--keep", flags->keep, "Which document of a cluster is kept: first, last, longest, shortest")
@@ -229,7 +281,10 @@ void AddDedupCommand(CLI::App* app, int* exit_code) {
   command->add_option("--against", flags->against, "Index of an earlier corpus (repeatable)");
   command->add_option("--save-index", flags->save_index, "Save an index of the kept documents for --against");
   command->add_flag("-q,--quiet", flags->quiet, "No progress bar and no summary");
-  command->callback([flags, exit_code] { *exit_code = RunDedupCommand(*flags); });
+  command->callback([flags, exit_code, command] {
+    ApplyMethodDefaults(*command, flags.get());
+    *exit_code = RunDedupCommand(*flags);
+  });
 }
 
 }  // namespace neardup::cli

@@ -36,6 +36,15 @@ void AddFingerprintFlags(CLI::App* command, FingerprintFlags* flags) {
   command->add_option("-n,--shingle-size", flags->shingle_size, "Units per shingle")
       ->check(CLI::Range(1, 64))
       ->capture_default_str();
+  command->add_option("--weighting", flags->weighting,
+                      "Each feature occurrence counts (occurrences) or each distinct feature once (distinct)")
+      ->check(CLI::IsMember({"occurrences", "distinct"}))
+      ->capture_default_str();
+  command->add_option("--fold", flags->fold, "Character folding after normalisation: none, or t2s (Traditional to Simplified)")
+      ->check(CLI::IsMember({"none", "t2s"}))
+      ->capture_default_str();
+  command->add_option("--fold-table", flags->fold_table, "The t2s table: OpenCC .ocd2 or text 'from<TAB>to' lines")
+      ->capture_default_str();
   command->add_flag("--no-normalize", flags->no_normalize, "Skip NFKC and case folding");
   command->add_option("--invalid-utf8", flags->invalid_utf8,
                       "Invalid UTF-8: replace (with U+FFFD) or reject (error with byte offset)")
@@ -112,6 +121,11 @@ Result<FingerprintOptions> ToOptions(const FingerprintFlags& flags) {
   options.mode = *mode;
   options.shingle_unit = *unit;
   options.shingle_size = flags.shingle_size;
+  auto weighting = ParseFeatureWeighting(flags.weighting);
+  if (!weighting.ok()) return weighting.status();
+  options.weighting = *weighting;
+  options.fold_traditional = flags.fold == "t2s";
+  options.folding_table = flags.fold_table;
   options.normalize = !flags.no_normalize;
   options.invalid_utf8 = flags.invalid_utf8 == "reject" ? InvalidUtf8::kReject : InvalidUtf8::kReplace;
   options.max_document_bytes = flags.max_document_bytes;

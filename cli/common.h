@@ -60,13 +60,17 @@ void AppendDouble(double value, std::string* out);
 // Invalid UTF-8 in text: --invalid-utf8 replace|reject.
 void AddInvalidUtf8Flag(CLI::App* command, std::string* value);
 
-// Fingerprint options as flags: --mode, --shingle-unit, --shingle-size, --keywords, --no-normalize,
-// --invalid-utf8, --max-doc-bytes, and the dictionary and weight flags above.
+// Fingerprint options as flags: --mode, --shingle-unit, --shingle-size, --keywords, --weighting,
+// --fold, --fold-table, --no-normalize, --invalid-utf8, --max-doc-bytes, and the dictionary and
+// weight flags above.
 struct FingerprintFlags {
   std::string mode = "shingles";
   std::string shingle_unit = "word";
   int shingle_size = 3;
   int keyword_count = 0;
+  std::string weighting = "occurrences";
+  std::string fold = "none";
+  std::string fold_table = std::string(kDefaultTraditionalToSimplifiedTable);
   bool no_normalize = false;
   std::string invalid_utf8 = "replace";
   uint64_t max_document_bytes = 0;

@@ -30,7 +30,7 @@ for c in clusters[:3]:
     print(f'  {c["size"]} messages, kept {c["representative"]}, members {", ".join(c["members"][:8])}{" ..." if c["size"] > 8 else ""}')
 PY
 echo
-echo "== three duplicate pairs (dups.tsv: dup_id, kept_id, distance), first 100 characters of each"
+echo "== three duplicate pairs (dups.tsv: dup_id, kept_id, estimated Jaccard), first 100 characters of each"
 /usr/bin/python3 - "$work/emails.jsonl" "$work/dups.tsv" <<'PY'
 import json, sys
 texts = {}
@@ -39,8 +39,8 @@ for line in open(sys.argv[1], encoding="utf-8"):
     texts[doc["id"]] = " ".join(doc["text"].split())
 rows = [line.rstrip("\n").split("\t") for line in open(sys.argv[2])]
 step = max(1, len(rows) // 3)
-for dup, kept, distance in rows[::step][:3]:
-    print(f"  distance {distance}:")
+for dup, kept, jaccard in rows[::step][:3]:
+    print(f"  estimated Jaccard {jaccard}:")
     print(f"    kept {kept:>5}: {texts[kept][:100]}")
     print(f"    dup  {dup:>5}: {texts[dup][:100]}")
 PY

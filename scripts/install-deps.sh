@@ -12,6 +12,7 @@ packages=(
   libcli11-dev          # command-line parsing of the neardup CLI
   libsimdjson-dev       # JSONL input parsing
   libzstd-dev zlib1g-dev  # transparent .zst / .gz input
+  libopencc-dev libopencc-data  # Traditional-to-Simplified folding reads OpenCC's TSCharacters.ocd2 (default of dedup)
   libgtest-dev libgmock-dev  # unit and property tests
   libbenchmark-dev      # micro-benchmarks in bench/
   libreoffice-help-en-us  # real English pages for the demo and the tests

@@ -1,13 +1,16 @@
 // The option sets that get fingerprint known-answer vectors, shared by the generator and the test.
-// A spec is "mode[:unit:n][:raw]" or "keywords[:kN]"; "raw" turns normalisation off, kN fixes the
-// keyword count (automatic otherwise).
+// A spec is "mode[:unit:n][:raw][:distinct][:t2s]" or "keywords[:kN]"; "raw" turns normalisation
+// off, "distinct" counts each distinct feature once, "t2s" folds Traditional Chinese to Simplified
+// (OpenCC's table), kN fixes the keyword count (automatic otherwise).
 #ifndef NEARDUP_TESTS_KAT_MODES_H_
 #define NEARDUP_TESTS_KAT_MODES_H_
 
+#include <cstdio>
 #include <string>
 #include <vector>
 
 #include "neardup/simhash.h"
+#include "neardup/sketch.h"
 
 namespace neardup::testing {
 
@@ -16,6 +19,9 @@ inline const std::vector<std::string>& KnownAnswerModes() {
       "terms",           "terms:raw",        "shingles:word:1", "shingles:word:2",
       "shingles:word:3", "shingles:word:5",  "shingles:char:3", "shingles:char:5",
       "shingles:word:3:raw", "keywords",         "keywords:k20",
+      // Added with the sketch: distinct weighting and Traditional-to-Simplified folding.
+      "shingles:char:5:distinct:t2s", "shingles:char:5:distinct", "shingles:word:3:distinct",
+      "terms:distinct",
   };
   return modes;
 }
@@ -30,8 +36,10 @@ inline Result<FingerprintOptions> ParseModeSpec(const std::string& spec) {
     start = colon + 1;
   }
   FingerprintOptions options;
-  if (!parts.empty() && parts.back() == "raw") {
-    options.normalize = false;
+  while (parts.size() > 1 && (parts.back() == "raw" || parts.back() == "distinct" || parts.back() == "t2s")) {
+    if (parts.back() == "raw") options.normalize = false;
+    if (parts.back() == "distinct") options.weighting = FeatureWeighting::kDistinct;
+    if (parts.back() == "t2s") options.fold_traditional = true;
     parts.pop_back();
   }
   if (parts.size() == 2 && parts[1].size() > 1 && parts[1][0] == 'k') {  // keywords:kN: N keywords
@@ -50,6 +58,31 @@ inline Result<FingerprintOptions> ParseModeSpec(const std::string& spec) {
     return Status::InvalidArgument("bad mode spec " + spec);
   }
   return options;
+}
+
+// The sketch vectors' line: "line<TAB>sketch (hex, byte 0 first)<TAB>band keys (8 hex digits each)" of
+// `text` under the default design (AccurateFingerprintOptions(), SketchOptions{}).
+inline Result<std::string> SketchVector(const Fingerprinter& fingerprinter, const Sketcher& sketcher,
+                                        int number, const std::string& text) {
+  auto builder = fingerprinter.NewBuilder();
+  NEARDUP_RETURN_IF_ERROR(builder->Update(text));
+  auto result = builder->Finish();
+  if (!result.ok()) return result.status();
+  std::vector<uint8_t> sketch(sketcher.sketch_bytes());
+  std::vector<uint32_t> keys(static_cast<size_t>(sketcher.options().bands));
+  NEARDUP_RETURN_IF_ERROR(sketcher.Compute(builder->DistinctFeatureHashes(), sketch, keys));
+  std::string out = std::to_string(number) + "\t";
+  char hex[16];
+  for (uint8_t byte : sketch) {
+    std::snprintf(hex, sizeof(hex), "%02x", byte);
+    out += hex;
+  }
+  out += "\t";
+  for (uint32_t key : keys) {
+    std::snprintf(hex, sizeof(hex), "%08x", key);
+    out += hex;
+  }
+  return out;
 }
 
 // Decodes \xNN and \\ escapes.

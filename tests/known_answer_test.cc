@@ -69,5 +69,26 @@ TEST(KnownAnswerTest, EveryVectorOnEverySimdLevel) {
   EXPECT_GT(checked, 0u);
 }
 
+// Stored sketches must stay valid too: every vector of data/sketch_vectors.tsv is recomputed.
+TEST(KnownAnswerTest, EverySketchVector) {
+  auto texts = LoadTexts();
+  std::ifstream in(std::string(NEARDUP_SOURCE_DIR) + "/tests/data/sketch_vectors.tsv");
+  ASSERT_TRUE(in.good());
+  auto fingerprinter = Fingerprinter::Create(AccurateFingerprintOptions());
+  auto sketcher = Sketcher::Create({});
+  ASSERT_TRUE(fingerprinter.ok() && sketcher.ok());
+  size_t checked = 0;
+  for (std::string line; std::getline(in, line);) {
+    if (line.empty() || line[0] == '#') continue;
+    const int number = std::stoi(line.substr(0, line.find('\t')));
+    ASSERT_TRUE(texts.count(number)) << "no text on line " << number;
+    auto want = testing::SketchVector(**fingerprinter, **sketcher, number, texts[number]);
+    ASSERT_TRUE(want.ok());
+    EXPECT_EQ(*want, line) << "text line " << number;
+    ++checked;
+  }
+  EXPECT_EQ(checked, texts.size());
+}
+
 }  // namespace
 }  // namespace neardup

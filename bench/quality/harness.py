@@ -74,10 +74,12 @@ def expand(command, values):
     return command
 
 
-def run_timed(command, out_path):
+def run_timed(command, out_path, quiet=False):
+    """Runs command with stdout to out_path; quiet keeps its stderr for the exception."""
     start = time.monotonic()
     with open(out_path, "wb") as out:
-        subprocess.run(command, shell=True, stdout=out, check=True)
+        subprocess.run(command, shell=True, stdout=out, check=True,
+                       stderr=subprocess.PIPE if quiet else None)
     return time.monotonic() - start
 
 
@@ -124,7 +126,13 @@ def run_pairs_method(method, values, ks, run_dir, evaluator, name):
         values = dict(values, k=str(k))
         pairs_path = os.path.join(run_dir, "%s.%s%s.pairs.tsv" % (name, method["name"],
                                                                  ".k%d" % k if per_k else ""))
-        seconds = run_timed(expand(method["command"], values), pairs_path)
+        try:
+            seconds = run_timed(expand(method["command"], values), pairs_path, quiet=True)
+        except subprocess.CalledProcessError as error:
+            first_line = (error.stderr or b"").decode(errors="replace").strip().split("\n")[0]
+            print("harness: %s on %s%s left out: %s" % (
+                method["name"], name, " at k=%d" % k if per_k else "", first_line), file=sys.stderr)
+            continue
         a, b, _ = evaluate.read_pairs(pairs_path, with_score=False)
         result = evaluator.score(a, b)
         for row_k in [k] if per_k else ks:
@@ -142,7 +150,8 @@ def print_collection_table(name, docs, evaluator, truth_seconds, results, ks):
     print("%-14s %7s " % ("method", "time s") + " ".join("%5s" % ("k=%d" % k) for k in ks))
     for method, rows in results:
         f1 = {k: r["f1"] for k, _, r in rows}
-        print("%-14s %7.2f " % (method, rows[0][1]) + " ".join("%5.3f" % f1[k] for k in ks))
+        print("%-14s %7.2f " % (method, rows[0][1]) +
+              " ".join("%5.3f" % f1[k] if k in f1 else "%5s" % "-" for k in ks))
     categories = sorted(sizes)
     print("best k per method: precision, recall, F1, recall per category:")
     widths = [max(6, len(c)) for c in categories]
@@ -192,6 +201,8 @@ def main():
                                                   name, args.tools)
                 else:
                     rows = run_pairs_method(method, values, ks, run_dir, evaluator, name)
+                if not rows:
+                    continue
                 results.append((method["name"], rows))
                 for k, seconds, r in rows:
                     results_file.write("%s\t%s\t%d\t%d\t%d\t%d\t%.4f\t%.4f\t%.4f\t%.3f\t%s\n" % (

@@ -39,3 +39,5 @@ export TS_TABLE=$out/ts_characters.txt
 $python "$here/harness.py" --data "$data" --out "$out" --neardup "$root/$build/cli/neardup" \
   --tools "$root/$build/bench/quality" "$@" | tee "$out/table.txt"
 $python "$here/plot.py" --results "$out/results.tsv" --hist "$out/hist" --out "$out"
+$python "$here/threshold_sweep.py" --data "$data" --out "$out" --neardup "$root/$build/cli/neardup" \
+  | tee "$out/threshold.txt"

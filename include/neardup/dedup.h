@@ -1,12 +1,19 @@
 // The batch job: near-duplicate removal for whole corpora.
 //
 // RunDedup reads every document of the inputs (files, folders, standard input; plain text or JSONL;
-// .gz and .zst), fingerprints them on all cores, finds every pair within k bits with the all-pairs
-// join, groups the documents into clusters (connected components), keeps one document per cluster and
-// writes what was asked: the kept input lines byte for byte, the duplicates, the clusters, the pairs,
-// and a report. Memory holds the fingerprints, ids and a few bytes per document, never the texts:
-// the kept lines are copied from the inputs in a second pass (standard input is spooled to a temporary
-// file for it).
+// .gz and .zst), fingerprints them on all cores, finds the near-duplicate pairs, groups the documents
+// into clusters (connected components), keeps one document per cluster and writes what was asked: the
+// kept input lines byte for byte, the duplicates, the clusters, the pairs, and a report.
+//
+// Two methods find the pairs (doc/candidates.md):
+//   - kAccurate (default): every document gets a 132-byte Jaccard sketch and 20 LSH band keys
+//     (neardup/sketch.h) of its distinct character 5-grams (Traditional Chinese folded to Simplified);
+//     a pair is a near-duplicate iff the two share a band key and their sketches estimate Jaccard
+//     similarity >= threshold.
+//   - kSimhash: a pair is a near-duplicate iff the fingerprints are within k bits (the all-pairs join).
+// Memory holds per document the fingerprint, the id, (kAccurate) the sketch and band keys (220 bytes
+// with the defaults), and a few more bytes, never the texts: the kept lines are copied from the inputs
+// in a second pass (standard input is spooled to a temporary file for it).
 //
 // Outputs are written to temporary files beside their destination and renamed only when the whole
 // job succeeded, so an interrupted or failed run never leaves a file that looks complete.
@@ -23,6 +30,7 @@
 #include <vector>
 
 #include "neardup/simhash.h"
+#include "neardup/sketch.h"
 #include "neardup/status.h"
 
 namespace neardup {
@@ -31,6 +39,12 @@ enum class InputFormat {
   kAuto,   // JSONL for names ending in .jsonl or .ndjson (before any .gz / .zst), plain text otherwise
   kPlain,  // one document per line, the whole line
   kJsonl,  // one JSON object per line
+};
+
+// How near-duplicate pairs are found (see the top of this file).
+enum class DedupMethod {
+  kAccurate,  // band-key candidates verified by the sketch: estimated Jaccard >= threshold (default)
+  kSimhash,   // fingerprints within k bits
 };
 
 // Which document of a cluster is kept.
@@ -64,8 +78,18 @@ struct DedupOptions {
   std::string text_field = "text";
   uint64_t max_line_bytes = uint64_t{64} << 20;  // longer lines are bad documents
 
-  FingerprintOptions fingerprint;
-  int k = 3;  // pairs within k bits are near-duplicates (0..7)
+  DedupMethod method = DedupMethod::kAccurate;
+  // Features. The default is the accurate design's (AccurateFingerprintOptions(): character 5-grams,
+  // distinct, Traditional folded to Simplified); kAccurate needs FeatureWeighting::kDistinct. The
+  // classic fingerprint of kSimhash is FingerprintOptions{} (word 3-grams).
+  FingerprintOptions fingerprint = AccurateFingerprintOptions();
+  // kAccurate: pairs whose estimated Jaccard similarity is >= threshold (in (0, 1]).
+  double threshold = 0.8;
+  // kAccurate: the sketch and the banding; rows 0: ChooseRows(threshold, bands) (6 at 0.8).
+  SketchOptions sketch{1024, 1, 20, 0};
+  // kSimhash: pairs within k bits are near-duplicates (0..7). Both methods: a document within k bits
+  // of a fingerprint of an against_indexes index is a duplicate of it (indexes hold fingerprints only).
+  int k = 3;
 
   KeepRule keep = KeepRule::kFirst;
   std::string priority_field;  // JSONL numeric field for KeepRule::kPriority
@@ -74,9 +98,11 @@ struct DedupOptions {
 
   // Outputs; an empty path is not written.
   std::string kept_path;      // the kept documents' input lines, byte for byte, in input order
-  std::string dups_path;      // dup_id<TAB>kept_id<TAB>distance
+  // The score column of dups and pairs: kAccurate, the estimated Jaccard similarity (4 decimals; 1 for
+  // documents with identical sketches); kSimhash, the Hamming distance.
+  std::string dups_path;      // dup_id<TAB>kept_id<TAB>score (of the dup against the kept document)
   std::string clusters_path;  // {"representative":ID,"size":N,"members":[ID,...]} per cluster of 2+
-  std::string pairs_path;     // id_a<TAB>id_b<TAB>distance, every pair within k
+  std::string pairs_path;     // id_a<TAB>id_b<TAB>score, every near-duplicate pair
   std::string report_path;    // the DedupReport as JSON
 
   // Indexes of earlier corpora (neardup/index.h, saved by save_index): a document within k bits of a
@@ -108,7 +134,8 @@ struct DedupReport {
   uint64_t duplicates = 0;         // documents not kept
   uint64_t duplicates_of_index = 0;  // of them, near-duplicates of the --against index
   uint64_t clusters = 0;           // clusters of two or more documents
-  uint64_t pairs = 0;              // pairs within k among the inputs
+  uint64_t pairs = 0;              // near-duplicate pairs among the inputs
+  uint64_t candidates = 0;         // kAccurate: distinct pairs verified by the sketch
   uint64_t empty_documents = 0;    // documents with no features (their fingerprint is 0)
   // cluster_sizes[i] = number of clusters of size in [2^i, 2^(i+1)) (i = 1 for sizes 2..3, ...)
   std::vector<uint64_t> cluster_size_histogram;
@@ -126,6 +153,7 @@ struct DedupReport {
 Result<DedupReport> RunDedup(const DedupOptions& options);
 
 Result<KeepRule> ParseKeepRule(std::string_view name);
+Result<DedupMethod> ParseDedupMethod(std::string_view name);  // "accurate" / "simhash"
 Result<InputFormat> ParseInputFormat(std::string_view name);
 
 }  // namespace neardup

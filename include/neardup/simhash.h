@@ -3,8 +3,9 @@
 // Text is checked and normalised (neardup/text.h), cut into features by the chosen mode, and each
 // feature is hashed to 64 bits with XXH3_64bits (seed 0). For every bit position j the fingerprint keeps
 // the sum S_j of +w over the features whose hash has bit j set and -w over the others (w: the feature's
-// weight, each occurrence counted); bit j of the fingerprint is 1 iff S_j > 0. Bit 0 is the least
-// significant bit. A text with no features has fingerprint 0 and FingerprintResult::empty set.
+// weight, each occurrence counted; with FeatureWeighting::kDistinct each distinct feature once, w = 1);
+// bit j of the fingerprint is 1 iff S_j > 0. Bit 0 is the least significant bit. A text with no
+// features has fingerprint 0 and FingerprintResult::empty set.
 //
 // Similar texts get fingerprints a few bits apart: HammingDistance (neardup/hamming.h) compares them.
 //
@@ -15,10 +16,12 @@
 
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "neardup/folding.h"
 #include "neardup/keywords.h"
 #include "neardup/status.h"
 #include "neardup/text.h"
@@ -39,6 +42,12 @@ enum class FeatureMode {
 enum class ShingleUnit {
   kWord,  // n consecutive words joined by one space; a CJK run gives its jieba words
   kChar,  // n consecutive code points of the tokens joined by one space
+};
+
+// How often a feature counts in the fold.
+enum class FeatureWeighting {
+  kOccurrences,  // every occurrence adds its weight (the classic modes)
+  kDistinct,     // each distinct feature (by its 64-bit hash) once, weight 1: a set, as Jaccard sees it
 };
 
 struct FingerprintOptions {
@@ -64,6 +73,16 @@ struct FingerprintOptions {
   // The segmentation dictionary, IDF table and stop words. Null: jieba's own files, found and loaded
   // on first use (once per process, shared by all threads; kKeywords loads them in Create()).
   std::shared_ptr<const KeywordModel> keyword_model;
+
+  // kDistinct folds each distinct feature once and keeps the document's distinct feature hashes (8
+  // bytes each, so memory grows with the document) for FingerprintBuilder::DistinctFeatureHashes().
+  FeatureWeighting weighting = FeatureWeighting::kOccurrences;
+
+  // Traditional Chinese folded to Simplified after normalisation, one code point at a time, by the
+  // table at folding_table (neardup/folding.h: OpenCC's .ocd2 or a text table). Create() fails with
+  // NotFound when the table is missing.
+  bool fold_traditional = false;
+  std::string folding_table = std::string(kDefaultTraditionalToSimplifiedTable);
 };
 
 // Keywords kept by kKeywords for a document of `bytes` input bytes.
@@ -74,6 +93,9 @@ Result<FeatureMode> ParseFeatureMode(std::string_view name);
 Result<ShingleUnit> ParseShingleUnit(std::string_view name);
 std::string_view FeatureModeName(FeatureMode mode);
 std::string_view ShingleUnitName(ShingleUnit unit);
+// Parses "occurrences" / "distinct".
+Result<FeatureWeighting> ParseFeatureWeighting(std::string_view name);
+std::string_view FeatureWeightingName(FeatureWeighting weighting);
 
 struct FingerprintResult {
   uint64_t simhash = 0;
@@ -109,6 +131,11 @@ class FingerprintBuilder {
   // The document's features by decreasing weight (ties: by text), at most `limit`. Only available when
   // the builder was created with record_features; empty otherwise.
   virtual std::vector<WeightedFeature> Features(size_t limit) const = 0;
+
+  // The distinct feature hashes of the document last finished, in order of first occurrence (the
+  // input of a Jaccard sketch, neardup/sketch.h). Only with FeatureWeighting::kDistinct; empty
+  // otherwise. Valid until the next Reset().
+  virtual std::span<const uint64_t> DistinctFeatureHashes() const { return {}; }
 };
 
 class Fingerprinter {

@@ -12,6 +12,7 @@
 #include "dedup/documents.h"
 #include "dedup/id_table.h"
 #include "dedup/output_file.h"
+#include "dedup/signature_groups.h"
 #include "neardup/index.h"
 #include "neardup/input.h"
 #include "neardup/join.h"
@@ -49,6 +50,19 @@ class ScratchDir {
 
 Status CheckOptions(const DedupOptions& options) {
   if (options.inputs.empty()) return Status::InvalidArgument("no input given");
+  if (options.method != DedupMethod::kAccurate && options.method != DedupMethod::kSimhash) {
+    return Status::InvalidArgument("unknown dedup method " + std::to_string(static_cast<int>(options.method)));
+  }
+  if (options.method == DedupMethod::kAccurate) {
+    if (!(options.threshold > 0 && options.threshold <= 1)) {
+      return Status::InvalidArgument("the Jaccard threshold must be in (0, 1], got " +
+                                     std::to_string(options.threshold));
+    }
+    if (options.fingerprint.weighting != FeatureWeighting::kDistinct) {
+      return Status::InvalidArgument("the accurate method sketches distinct features: it needs the "
+                                     "distinct feature weighting");
+    }
+  }
   if (options.k < 0 || options.k > 7) {
     return Status::InvalidArgument("k must be between 0 and 7, got " + std::to_string(options.k));
   }
@@ -102,6 +116,13 @@ void AppendDistance(int distance, std::string* out) {
   out->push_back('\n');
 }
 
+// Appends "<TAB>jaccard<NEWLINE>" with 4 decimals.
+void AppendJaccard(double jaccard, std::string* out) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "\t%.4f\n", jaccard);
+  out->append(text);
+}
+
 // Whether document a should be kept over document b (a < b in input order) by the rule.
 bool Better(KeepRule rule, const DocumentTable& t, uint32_t a, uint32_t b) {
   switch (rule) {
@@ -134,10 +155,18 @@ class Job {
   Status Fingerprint(const Fingerprinter& fingerprinter);
   Status MatchIndexes();
   Status JoinAndCluster();
+  void GroupByFingerprint();
+  Status GroupAndJoinSketches();
+  // Estimated Jaccard of two groups' sketches (kAccurate).
+  double GroupJaccard(uint32_t a, uint32_t b) const {
+    const size_t bytes = sketcher_->sketch_bytes();
+    return sketcher_->Estimate(&table_.sketches[a * bytes], &table_.sketches[b * bytes]);
+  }
   Status WriteDuplicatesAndClusters();
   Status WritePairs();
   Status WriteKept();
   Status SaveIndex();
+  std::string Settings() const;
   void Progress(const std::string& stage, uint64_t documents, uint64_t bytes, Clock::time_point start);
   Status Cancelled() const {
     return options_.cancel != nullptr && options_.cancel->load() ? Status::Cancelled("interrupted")
@@ -149,6 +178,8 @@ class Job {
   }
 
   const DedupOptions& options_;
+  const bool accurate_ = options_.method == DedupMethod::kAccurate;
+  std::unique_ptr<Sketcher> sketcher_;  // kAccurate
   int threads_ = 1;
   ScratchDir scratch_;
   std::vector<InputFile> files_;
@@ -159,9 +190,11 @@ class Job {
 
   std::vector<IndexMatch> index_matches_;             // by document, ascending
   std::vector<dedup_internal::IdTable> index_ids_;   // per against index (may be empty)
-  std::vector<uint64_t> distinct_;                    // distinct fingerprints of the joined documents
-  std::vector<uint32_t> group_of_;                    // document -> distinct fingerprint (kNone: index dup)
-  std::vector<uint32_t> group_members_, group_starts_;  // documents of each distinct fingerprint
+  // Groups of documents joined as one: identical fingerprints (kSimhash) or identical signatures
+  // (kAccurate, table_.sketches then holds one sketch per group).
+  std::vector<uint64_t> distinct_;                    // fingerprint of each group
+  std::vector<uint32_t> group_of_;                    // document -> group (kNone: index dup)
+  std::vector<uint32_t> group_members_, group_starts_;  // documents of each group
   std::vector<Pair> pairs_;                           // between distinct fingerprints
   std::vector<uint32_t> component_;                   // distinct fingerprint -> component root
   std::vector<uint32_t> kept_of_;                     // component root -> kept document
@@ -193,7 +226,7 @@ Status Job::OpenOutputs() {
 Status Job::Fingerprint(const Fingerprinter& fingerprinter) {
   const auto start = Clock::now();
   NEARDUP_RETURN_IF_ERROR(dedup_internal::ReadDocuments(
-      files_, options_, fingerprinter, threads_,
+      files_, options_, fingerprinter, sketcher_.get(), threads_,
       [&](uint64_t documents, uint64_t bytes) { Progress("fingerprint", documents, bytes, start); },
       &table_));
   AddStage("read+fingerprint", start, true);
@@ -231,10 +264,9 @@ Status Job::MatchIndexes() {
   return Status::OK();
 }
 
-Status Job::JoinAndCluster() {
-  const auto start = Clock::now();
+// Identical fingerprints are joined once: the documents are grouped by fingerprint first.
+void Job::GroupByFingerprint() {
   const auto n = static_cast<uint32_t>(table_.size());
-  // Identical fingerprints are joined once: group the documents by fingerprint first.
   std::vector<std::pair<uint64_t, uint32_t>> order;
   order.reserve(n - index_matches_.size());
   size_t next_match = 0;
@@ -257,13 +289,57 @@ Status Job::JoinAndCluster() {
     group_members_[i] = order[i].second;
   }
   group_starts_.push_back(static_cast<uint32_t>(order.size()));
-  std::vector<std::pair<uint64_t, uint32_t>>().swap(order);
+}
 
-  JoinOptions join;
+// Identical signatures are joined once; the groups' band keys are joined and verified by the sketch.
+Status Job::GroupAndJoinSketches() {
+  std::vector<uint32_t> left_out;
+  for (const IndexMatch& m : index_matches_) left_out.push_back(m.document);
+  const auto bands = static_cast<size_t>(sketcher_->options().bands);
+  auto groups = dedup_internal::GroupIdenticalSignatures(left_out, sketcher_->sketch_bytes(), bands, &table_);
+  group_of_ = std::move(groups.group_of);
+  const size_t count = groups.first_member.size();
+  distinct_.resize(count);
+  for (size_t g = 0; g < count; ++g) distinct_[g] = table_.fingerprints[groups.first_member[g]];
+  // Members of each group in document order (counting sort by group).
+  group_starts_.assign(count + 1, 0);
+  for (uint32_t g : group_of_) {
+    if (g != kNone) ++group_starts_[g + 1];
+  }
+  std::partial_sum(group_starts_.begin(), group_starts_.end(), group_starts_.begin());
+  group_members_.resize(group_starts_.back());
+  std::vector<uint32_t> fill(group_starts_.begin(), group_starts_.end() - 1);
+  for (uint32_t d = 0; d < group_of_.size(); ++d) {
+    if (group_of_[d] != kNone) group_members_[fill[group_of_[d]]++] = d;
+  }
+  BandJoinOptions join;
+  join.threshold = options_.threshold;
   join.threads = threads_;
-  auto pairs = FindAllPairs(distinct_, options_.k, join);
-  if (!pairs.ok()) return pairs.status();
-  pairs_ = std::move(*pairs);
+  BandJoinStats stats;
+  auto similar = FindSimilarPairs(*sketcher_, table_.band_keys, table_.sketches, join, &stats);
+  if (!similar.ok()) return similar.status();
+  report_.candidates = stats.candidates;
+  std::vector<uint32_t>().swap(table_.band_keys);  // not needed any more
+  pairs_.reserve(similar->size());
+  for (const SimilarPair& p : *similar) {
+    pairs_.push_back({p.first, p.second, std::popcount(distinct_[p.first] ^ distinct_[p.second])});
+  }
+  return Status::OK();
+}
+
+Status Job::JoinAndCluster() {
+  const auto start = Clock::now();
+  const auto n = static_cast<uint32_t>(table_.size());
+  if (accurate_) {
+    NEARDUP_RETURN_IF_ERROR(GroupAndJoinSketches());
+  } else {
+    GroupByFingerprint();
+    JoinOptions join;
+    join.threads = threads_;
+    auto pairs = FindAllPairs(distinct_, options_.k, join);
+    if (!pairs.ok()) return pairs.status();
+    pairs_ = std::move(*pairs);
+  }
   auto roots = ClusterPairs(static_cast<uint32_t>(distinct_.size()), pairs_);
   if (!roots.ok()) return roots.status();
   component_ = std::move(*roots);
@@ -320,7 +396,11 @@ Status Job::WriteDuplicatesAndClusters() {
     } else {
       const uint32_t kept = kept_of_[component_[group_of_[d]]];
       AppendTsv(table_.id(kept), &out);
-      AppendDistance(std::popcount(table_.fingerprints[d] ^ table_.fingerprints[kept]), &out);
+      if (accurate_) {
+        AppendJaccard(GroupJaccard(group_of_[d], group_of_[kept]), &out);
+      } else {
+        AppendDistance(std::popcount(table_.fingerprints[d] ^ table_.fingerprints[kept]), &out);
+      }
     }
     dups_out_.MaybeDrain();
   }
@@ -360,24 +440,31 @@ Status Job::WriteDuplicatesAndClusters() {
 
 Status Job::WritePairs() {
   if (!pairs_out_.is_open()) return Status::OK();
-  auto write = [&](uint32_t a, uint32_t b, int distance) {
+  // The score column: the Hamming distance (kSimhash) or the estimated Jaccard (kAccurate).
+  auto write = [&](uint32_t a, uint32_t b, int distance, double jaccard) {
     if (a > b) std::swap(a, b);
     std::string& out = pairs_out_.buffer();
     AppendTsv(table_.id(a), &out);
     out.push_back('\t');
     AppendTsv(table_.id(b), &out);
-    AppendDistance(distance, &out);
+    if (accurate_) {
+      AppendJaccard(jaccard, &out);
+    } else {
+      AppendDistance(distance, &out);
+    }
     pairs_out_.MaybeDrain();
   };
   for (uint32_t u = 0; u < distinct_.size(); ++u) {
     for (uint32_t i = group_starts_[u]; i < group_starts_[u + 1]; ++i) {
-      for (uint32_t j = i + 1; j < group_starts_[u + 1]; ++j) write(group_members_[i], group_members_[j], 0);
+      for (uint32_t j = i + 1; j < group_starts_[u + 1]; ++j) write(group_members_[i], group_members_[j], 0, 1.0);
     }
   }
-  for (const Pair& p : pairs_) {
+  for (size_t k = 0; k < pairs_.size(); ++k) {
+    const Pair& p = pairs_[k];
+    const double jaccard = accurate_ ? GroupJaccard(p.first, p.second) : 0;
     for (uint32_t i = group_starts_[p.first]; i < group_starts_[p.first + 1]; ++i) {
       for (uint32_t j = group_starts_[p.second]; j < group_starts_[p.second + 1]; ++j) {
-        write(group_members_[i], group_members_[j], p.distance);
+        write(group_members_[i], group_members_[j], p.distance, jaccard);
       }
     }
     NEARDUP_RETURN_IF_ERROR(Cancelled());
@@ -455,6 +542,26 @@ Status Job::SaveIndex() {
   return Status::OK();
 }
 
+// The method and its parameters as one line for the report.
+std::string Job::Settings() const {
+  const FingerprintOptions& f = options_.fingerprint;
+  std::string s = accurate_ ? "method=accurate" : "method=simhash";
+  s += " mode=" + std::string(FeatureModeName(f.mode));
+  if (f.mode == FeatureMode::kShingles) {
+    s += ":" + std::string(ShingleUnitName(f.shingle_unit)) + ":" + std::to_string(f.shingle_size);
+  }
+  s += " weighting=" + std::string(FeatureWeightingName(f.weighting));
+  s += f.fold_traditional ? " fold=t2s" : " fold=none";
+  if (accurate_) {
+    char text[96];
+    const SketchOptions& o = sketcher_->options();
+    std::snprintf(text, sizeof(text), " threshold=%g sketch=%dx%d bands=%dx%d", options_.threshold, o.bins,
+                  o.bits_per_bin, o.bands, o.rows);
+    s += text;
+  }
+  return s + " k=" + std::to_string(options_.k);
+}
+
 Result<DedupReport> Job::Run() {
   const auto start = Clock::now();
   NEARDUP_RETURN_IF_ERROR(CheckOptions(options_));
@@ -462,6 +569,17 @@ Result<DedupReport> Job::Run() {
                                   : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   auto fingerprinter = Fingerprinter::Create(options_.fingerprint);
   if (!fingerprinter.ok()) return fingerprinter.status();
+  if (accurate_) {
+    SketchOptions sketch = options_.sketch;
+    if (sketch.rows == 0) {
+      auto rows = ChooseRows(options_.threshold, sketch.bands);
+      if (!rows.ok()) return rows.status();
+      sketch.rows = *rows;
+    }
+    auto sketcher = Sketcher::Create(sketch);
+    if (!sketcher.ok()) return sketcher.status();
+    sketcher_ = std::move(*sketcher);
+  }
   if (scratch_.path().empty()) return Status::IOError("cannot create a temporary folder");
   auto files = dedup_internal::ExpandInputs(options_, scratch_.path() + "/stdin");
   if (!files.ok()) return files.status();
@@ -484,8 +602,7 @@ Result<DedupReport> Job::Run() {
   report_.first_errors = table_.first_errors;
   report_.threads = threads_;
   report_.seconds = SecondsSince(start);
-  report_.settings = "mode=" + std::string(FeatureModeName(options_.fingerprint.mode)) +
-                     " k=" + std::to_string(options_.k);
+  report_.settings = Settings();
   if (report_out_.is_open()) report_out_.Write(report_.ToJson());
   // Every output is complete: make them appear.
   for (OutputFile* f : {&kept_out_, &dups_out_, &clusters_out_, &pairs_out_, &report_out_}) {
@@ -508,6 +625,12 @@ Result<KeepRule> ParseKeepRule(std::string_view name) {
   if (name == "shortest") return KeepRule::kShortest;
   return Status::InvalidArgument("unknown keep rule '" + std::string(name) +
                                  "' (expected first, last, longest or shortest)");
+}
+
+Result<DedupMethod> ParseDedupMethod(std::string_view name) {
+  if (name == "accurate") return DedupMethod::kAccurate;
+  if (name == "simhash") return DedupMethod::kSimhash;
+  return Status::InvalidArgument("unknown dedup method '" + std::string(name) + "' (expected accurate or simhash)");
 }
 
 Result<InputFormat> ParseInputFormat(std::string_view name) {
@@ -533,6 +656,7 @@ std::string DedupReport::ToJson() const {
   field("duplicates_of_index", std::to_string(duplicates_of_index));
   field("clusters", std::to_string(clusters));
   field("pairs", std::to_string(pairs));
+  field("candidates", std::to_string(candidates));
   field("skipped", std::to_string(skipped));
   std::string errors = "[";
   for (size_t i = 0; i < first_errors.size(); ++i) {

@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "neardup/hamming.h"
+#include "neardup/sketch.h"
 #include "testutil.h"
 
 namespace neardup {
@@ -57,31 +58,31 @@ struct Expected {
   size_t clusters = 0;
 };
 
-Expected BruteForce(const std::vector<std::string>& docs, int k) {
-  auto f = std::move(Fingerprinter::Create({})).value();
-  std::vector<uint64_t> fps;
-  for (const auto& d : docs) fps.push_back(f->Fingerprint(d)->simhash);
-  std::vector<size_t> label(docs.size());
-  for (size_t i = 0; i < docs.size(); ++i) label[i] = i;
+// Components of the graph whose edges are the pairs (i < j) for which is_pair holds.
+Expected Components(size_t n, const std::function<bool(size_t, size_t)>& is_pair) {
+  std::vector<size_t> label(n);
+  for (size_t i = 0; i < n; ++i) label[i] = i;
+  std::vector<std::pair<size_t, size_t>> edges;
+  for (size_t i = 0; i < n; ++i) {
+    for (size_t j = i + 1; j < n; ++j) {
+      if (is_pair(i, j)) edges.emplace_back(i, j);
+    }
+  }
   Expected e;
+  e.pairs = edges.size();
   for (bool changed = true; changed;) {
     changed = false;
-    for (size_t i = 0; i < docs.size(); ++i) {
-      for (size_t j = i + 1; j < docs.size(); ++j) {
-        if (HammingDistance(fps[i], fps[j]) <= k && label[i] != label[j]) {
-          label[i] = label[j] = std::min(label[i], label[j]);
-          changed = true;
-        }
+    for (auto [i, j] : edges) {
+      if (label[i] != label[j]) {
+        label[i] = label[j] = std::min(label[i], label[j]);
+        changed = true;
       }
     }
   }
-  for (size_t i = 0; i < docs.size(); ++i) {
-    for (size_t j = i + 1; j < docs.size(); ++j) e.pairs += HammingDistance(fps[i], fps[j]) <= k;
-  }
   std::map<size_t, size_t> sizes;
-  for (size_t i = 0; i < docs.size(); ++i) ++sizes[label[i]];
-  for (auto& [l, n] : sizes) e.clusters += n >= 2;
-  for (size_t i = 0; i < docs.size(); ++i) {
+  for (size_t i = 0; i < n; ++i) ++sizes[label[i]];
+  for (auto& [l, count] : sizes) e.clusters += count >= 2;
+  for (size_t i = 0; i < n; ++i) {
     if (label[i] == i) {
       e.kept.insert(i);
     } else {
@@ -89,6 +90,91 @@ Expected BruteForce(const std::vector<std::string>& docs, int k) {
     }
   }
   return e;
+}
+
+Expected BruteForce(const std::vector<std::string>& docs, int k) {
+  auto f = std::move(Fingerprinter::Create({})).value();
+  std::vector<uint64_t> fps;
+  for (const auto& d : docs) fps.push_back(f->Fingerprint(d)->simhash);
+  return Components(docs.size(), [&](size_t i, size_t j) { return HammingDistance(fps[i], fps[j]) <= k; });
+}
+
+// Sketches and band keys of the documents, computed through the public API one by one.
+struct Signatures {
+  std::unique_ptr<Sketcher> sketcher;
+  std::vector<std::vector<uint8_t>> sketches;
+  std::vector<std::vector<uint32_t>> keys;
+
+  double Jaccard(size_t i, size_t j) const { return *sketcher->EstimateJaccard(sketches[i], sketches[j]); }
+  bool ShareBand(size_t i, size_t j) const {
+    for (size_t b = 0; b < keys[i].size(); ++b) {
+      if (keys[i][b] == keys[j][b]) return true;
+    }
+    return false;
+  }
+};
+
+Signatures Sign(const std::vector<std::string>& docs, double threshold) {
+  auto fingerprinter = std::move(Fingerprinter::Create(AccurateFingerprintOptions())).value();
+  Signatures s;
+  s.sketcher = std::move(Sketcher::Create({1024, 1, 20, *ChooseRows(threshold, 20)})).value();
+  auto builder = fingerprinter->NewBuilder();
+  for (const auto& d : docs) {
+    builder->Reset();
+    EXPECT_TRUE(builder->Update(d).ok());
+    EXPECT_TRUE(builder->Finish().ok());
+    s.sketches.emplace_back(s.sketcher->sketch_bytes());
+    s.keys.emplace_back(20);
+    EXPECT_TRUE(s.sketcher->Compute(builder->DistinctFeatureHashes(), s.sketches.back(), s.keys.back()).ok());
+  }
+  return s;
+}
+
+std::string Score(double jaccard) {
+  char text[16];
+  std::snprintf(text, sizeof(text), "%.4f", jaccard);
+  return text;
+}
+
+// Originals with copies edited at several strengths (pairs fall on both sides of the threshold), exact
+// copies, and Chinese texts printed in Traditional and in Simplified characters (the same text once
+// folded: 這個們說時來會對國學 are the Traditional forms of 这个们说时来会对国学).
+std::vector<std::string> MakeGradedCorpus(uint64_t seed, size_t originals) {
+  std::mt19937_64 rng(seed);
+  const std::u32string traditional = U"這個們說時來會對國學", simplified = U"这个们说时来会对国学";
+  const std::u32string common = U"的是人有在不了和中大上为";
+  std::vector<std::string> docs;
+  for (size_t i = 0; i < originals; ++i) {
+    if (i % 8 == 0) {
+      std::string trad, simp;
+      for (int c = 0; c < 60 + static_cast<int>(rng() % 60); ++c) {
+        const bool folded = rng() % 2 == 0;
+        const size_t t = rng() % traditional.size(), m = rng() % common.size();
+        const char32_t a = folded ? traditional[t] : common[m], b = folded ? simplified[t] : common[m];
+        for (auto [cp, out] : {std::pair{a, &trad}, std::pair{b, &simp}}) {
+          out->push_back(static_cast<char>(0xE0 | (cp >> 12)));
+          out->push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
+          out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+        }
+      }
+      docs.push_back(trad);
+      docs.push_back(simp);
+      continue;
+    }
+    auto words = testing::RandomWords(rng, 80 + rng() % 120);
+    docs.push_back(testing::Join(words));
+    for (size_t copies = rng() % 4; copies > 0; --copies) {
+      auto edited = words;
+      const double strength = 0.005 * static_cast<double>(rng() % 30);  // up to 15% of words replaced
+      for (auto& w : edited) {
+        if (static_cast<double>(rng() % 1000) / 1000 < strength) w = testing::RandomWords(rng, 1)[0];
+      }
+      docs.push_back(testing::Join(edited));
+    }
+    if (rng() % 5 == 0) docs.push_back(docs.back());
+  }
+  std::shuffle(docs.begin(), docs.end(), rng);
+  return docs;
 }
 
 class DedupTest : public ::testing::Test {
@@ -106,11 +192,13 @@ class DedupTest : public ::testing::Test {
   testing::TempDir dir_;
 };
 
-TEST_F(DedupTest, EqualsBruteForce) {
+TEST_F(DedupTest, SimhashMethodEqualsBruteForce) {
   for (int k : {0, 3, 6}) {
     auto docs = MakeCorpus(static_cast<uint64_t>(k) + 1, 120);
     std::string input = dir_.File("corpus.txt", testing::Join(docs, "\n") + "\n");
     DedupOptions o = Options(input);
+    o.method = DedupMethod::kSimhash;
+    o.fingerprint = FingerprintOptions{};
     o.k = k;
     auto report = RunDedup(o);
     ASSERT_TRUE(report.ok()) << report.status().ToString();
@@ -132,6 +220,49 @@ TEST_F(DedupTest, EqualsBruteForce) {
     EXPECT_EQ(ReadFile(o.dups_path), want_dups);
     EXPECT_EQ(Lines(ReadFile(o.pairs_path)).size(), e.pairs);
     EXPECT_EQ(Lines(ReadFile(o.clusters_path)).size(), e.clusters);
+  }
+}
+
+TEST_F(DedupTest, AccurateMethodEqualsBruteForce) {
+  for (double threshold : {0.8, 0.6}) {
+    auto docs = MakeGradedCorpus(threshold == 0.8 ? 21 : 22, testing::Sanitized() ? 60 : 150);
+    std::string input = dir_.File("corpus.txt", testing::Join(docs, "\n") + "\n");
+    DedupOptions o = Options(input);
+    o.threshold = threshold;
+    auto report = RunDedup(o);
+    ASSERT_TRUE(report.ok()) << report.status().ToString();
+    const Signatures sig = Sign(docs, threshold);
+    std::vector<std::string> want_pairs;
+    size_t near_threshold = 0;
+    Expected e = Components(docs.size(), [&](size_t i, size_t j) {
+      const double jaccard = sig.Jaccard(i, j);
+      near_threshold += std::abs(jaccard - threshold) < 0.1;
+      if (!sig.ShareBand(i, j) || jaccard < threshold) return false;
+      want_pairs.push_back(std::to_string(i + 1) + "\t" + std::to_string(j + 1) + "\t" + Score(jaccard));
+      return true;
+    });
+    EXPECT_GT(near_threshold, 10u) << "the corpus must test the threshold";
+    EXPECT_EQ(report->documents, docs.size());
+    EXPECT_EQ(report->kept, e.kept.size());
+    EXPECT_EQ(report->pairs, e.pairs);
+    EXPECT_EQ(report->clusters, e.clusters);
+    std::string want_kept;
+    for (size_t i : e.kept) want_kept += docs[i] + "\n";
+    EXPECT_EQ(ReadFile(o.kept_path), want_kept);
+    std::string want_dups;
+    for (auto [dup, kept] : e.dup_to_kept) {
+      want_dups += std::to_string(dup + 1) + "\t" + std::to_string(kept + 1) + "\t" + Score(sig.Jaccard(dup, kept)) + "\n";
+    }
+    EXPECT_EQ(ReadFile(o.dups_path), want_dups);
+    auto got_pairs = Lines(ReadFile(o.pairs_path));
+    std::sort(got_pairs.begin(), got_pairs.end());
+    std::sort(want_pairs.begin(), want_pairs.end());
+    EXPECT_EQ(got_pairs, want_pairs);
+    EXPECT_EQ(Lines(ReadFile(o.clusters_path)).size(), e.clusters);
+    // Every Traditional text is paired with its Simplified printing (identical once folded).
+    size_t cjk_pairs = 0;
+    for (const auto& line : want_pairs) cjk_pairs += line.ends_with("\t1.0000");
+    EXPECT_GT(cjk_pairs, 5u);
   }
 }
 
@@ -231,10 +362,12 @@ TEST_F(DedupTest, LineIdsCountSkippedLines) {
   DedupOptions o = Options(a);
   o.on_error = ErrorPolicy::kSkip;
   ASSERT_TRUE(RunDedup(o).ok());
-  EXPECT_EQ(ReadFile(o.dups_path), "4\t1\t0\n");
+  // The score of identical texts: estimated Jaccard 1 (the accurate default).
+  EXPECT_EQ(ReadFile(o.dups_path), "4\t1\t1.0000\n");
   o.inputs = {a, b};
   ASSERT_TRUE(RunDedup(o).ok());
-  EXPECT_EQ(ReadFile(o.dups_path), a + ":4\t" + a + ":1\t0\n" + b + ":1\t" + a + ":1\t0\nnamed\t" + a + ":1\t0\n");
+  EXPECT_EQ(ReadFile(o.dups_path), a + ":4\t" + a + ":1\t1.0000\n" + b + ":1\t" + a +
+                                       ":1\t1.0000\nnamed\t" + a + ":1\t1.0000\n");
 }
 
 TEST_F(DedupTest, FailureLeavesExistingOutputsAlone) {
@@ -269,21 +402,30 @@ TEST_F(DedupTest, FoldersCompressionAndMixedFormats) {
   EXPECT_EQ(report->documents, 3u);
   EXPECT_EQ(report->duplicates, 1u);
   EXPECT_EQ(ReadFile(o.kept_path), "first file with its own words only\nsecond file words here and there again\n");
-  EXPECT_EQ(ReadFile(o.dups_path), dir_.Path("tree/sub/c.jsonl").substr(0, 0) + "x\t" + dir_.Path("tree/b.txt") + ":1\t0\n");
+  // Identical texts: estimated Jaccard 1.
+  EXPECT_EQ(ReadFile(o.dups_path), "x\t" + dir_.Path("tree/b.txt") + ":1\t1.0000\n");
 }
 
 TEST_F(DedupTest, AgainstASavedIndex) {
+ for (DedupMethod method : {DedupMethod::kSimhash, DedupMethod::kAccurate}) {
+  const FingerprintOptions features =
+      method == DedupMethod::kSimhash ? FingerprintOptions{} : AccurateFingerprintOptions();
   auto docs = MakeCorpus(11, 300);
   std::vector<std::string> day1(docs.begin(), docs.begin() + 200), day2(docs.begin() + 150, docs.end());
   std::string jsonl1, jsonl2;
   for (size_t i = 0; i < day1.size(); ++i) jsonl1 += "{\"id\":\"d1-" + std::to_string(i) + "\",\"text\":\"" + day1[i] + "\"}\n";
   for (size_t i = 0; i < day2.size(); ++i) jsonl2 += "{\"id\":\"d2-" + std::to_string(i) + "\",\"text\":\"" + day2[i] + "\"}\n";
   DedupOptions first = Options(dir_.File("day1.jsonl", jsonl1));
+  first.method = method;
+  first.fingerprint = features;
   first.save_index = dir_.Path("day1.idx");
   auto r1 = RunDedup(first);
   ASSERT_TRUE(r1.ok()) << r1.status().ToString();
   ASSERT_TRUE(std::filesystem::exists(first.save_index + ".ids"));
+  const std::string day1_kept = ReadFile(first.kept_path);  // the second run writes the same path
   DedupOptions second = Options(dir_.File("day2.jsonl", jsonl2));
+  second.method = method;
+  second.fingerprint = features;
   second.against_indexes = {first.save_index};
   auto r2 = RunDedup(second);
   ASSERT_TRUE(r2.ok()) << r2.status().ToString();
@@ -291,15 +433,18 @@ TEST_F(DedupTest, AgainstASavedIndex) {
   EXPECT_GE(r2->duplicates_of_index, 50u);
   auto dups = ReadFile(second.dups_path);
   EXPECT_NE(dups.find("\td1-"), std::string::npos) << "day-1 ids are named through INDEX.ids";
-  // Nothing of day 2 that is kept is near a day-1 document.
-  auto f = std::move(Fingerprinter::Create({})).value();
-  std::vector<uint64_t> day1_fps;
-  for (const auto& d : day1) day1_fps.push_back(f->Fingerprint(d)->simhash);
-  for (const auto& line : Lines(ReadFile(second.kept_path))) {
+  // Nothing of day 2 that is kept is within k of a document the index holds (day 1's kept ones).
+  auto f = std::move(Fingerprinter::Create(features)).value();
+  auto text_of = [](const std::string& line) {
     const auto start = line.find("\"text\":\"") + 8;
-    const auto text = line.substr(start, line.size() - start - 2);
-    EXPECT_EQ(CountWithin(day1_fps, f->Fingerprint(text)->simhash, 3), 0u) << line;
+    return line.substr(start, line.size() - start - 2);
+  };
+  std::vector<uint64_t> indexed;
+  for (const auto& line : Lines(day1_kept)) indexed.push_back(f->Fingerprint(text_of(line))->simhash);
+  for (const auto& line : Lines(ReadFile(second.kept_path))) {
+    EXPECT_EQ(CountWithin(indexed, f->Fingerprint(text_of(line))->simhash, 3), 0u) << line;
   }
+ }
 }
 
 TEST_F(DedupTest, BadOptions) {
@@ -315,6 +460,24 @@ TEST_F(DedupTest, BadOptions) {
   o.k = 3;
   o.keep = KeepRule::kPriority;
   EXPECT_EQ(RunDedup(o).status().code(), Status::Code::kInvalidArgument);
+  o.keep = KeepRule::kFirst;
+  for (double bad : {0.0, -0.5, 1.5}) {
+    o.threshold = bad;
+    EXPECT_EQ(RunDedup(o).status().code(), Status::Code::kInvalidArgument) << bad;
+  }
+  o.threshold = 0.8;
+  o.fingerprint.weighting = FeatureWeighting::kOccurrences;  // the sketch needs distinct features
+  EXPECT_EQ(RunDedup(o).status().code(), Status::Code::kInvalidArgument);
+  o.fingerprint = AccurateFingerprintOptions();
+  o.fingerprint.folding_table = dir_.Path("no-such-table.ocd2");
+  auto no_table = RunDedup(o);
+  EXPECT_EQ(no_table.status().code(), Status::Code::kNotFound);
+  EXPECT_NE(no_table.status().message().find("libopencc-data"), std::string::npos);
+  o.fingerprint = AccurateFingerprintOptions();
+  o.sketch.bins = 1000;
+  EXPECT_EQ(RunDedup(o).status().code(), Status::Code::kInvalidArgument);
+  o.sketch.bins = 1024;
+  EXPECT_TRUE(RunDedup(o).ok());
 }
 
 }  // namespace

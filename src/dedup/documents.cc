@@ -40,6 +40,8 @@ struct Batch {
   std::string text;
   std::vector<Line> lines;
   std::vector<Result1> results;
+  std::vector<uint8_t> sketches;    // sketch of line i at i * sketch_bytes (with a sketcher)
+  std::vector<uint32_t> band_keys;  // band keys of line i at i * bands
 };
 
 // The hand-off between the reader, the workers and the collector.
@@ -166,14 +168,18 @@ void ReadAll(const std::vector<InputFile>& files, uint64_t max_line_bytes, Pipel
 }
 
 void Work(const std::vector<InputFile>& files, const DedupOptions& options,
-          const Fingerprinter& fingerprinter, Pipeline* pipeline) {
+          const Fingerprinter& fingerprinter, const Sketcher* sketcher, Pipeline* pipeline) {
   auto builder = fingerprinter.NewBuilder();
   const std::string number_field = options.keep == KeepRule::kPriority ? options.priority_field : "";
   JsonlParser parser(options.id_field, options.text_field, number_field);
   parser.set_replace_invalid_utf8(options.fingerprint.invalid_utf8 == InvalidUtf8::kReplace);
   JsonlParser::Fields fields;
+  const size_t sketch_bytes = sketcher != nullptr ? sketcher->sketch_bytes() : 0;
+  const size_t bands = sketcher != nullptr ? static_cast<size_t>(sketcher->options().bands) : 0;
   while (auto batch = pipeline->Take()) {
     batch->results.resize(batch->lines.size());
+    batch->sketches.assign(batch->lines.size() * sketch_bytes, 0);
+    batch->band_keys.assign(batch->lines.size() * bands, 0);
     for (size_t i = 0; i < batch->lines.size(); ++i) {
       const Line& line = batch->lines[i];
       Result1& r = batch->results[i];
@@ -205,6 +211,15 @@ void Work(const std::vector<InputFile>& files, const DedupOptions& options,
         continue;
       }
       r.fingerprint = fingerprint->simhash;
+      if (sketcher != nullptr) {
+        Status sketched = sketcher->Compute(builder->DistinctFeatureHashes(),
+                                            std::span(batch->sketches).subspan(i * sketch_bytes, sketch_bytes),
+                                            std::span(batch->band_keys).subspan(i * bands, bands));
+        if (!sketched.ok()) {
+          r.error = sketched.message();
+          continue;
+        }
+      }
       r.length = static_cast<uint32_t>(std::min<uint64_t>(text.size(), UINT32_MAX));
     }
     pipeline->Done(std::move(batch));
@@ -248,14 +263,14 @@ std::string DocumentTable::id(size_t d) const {
 }
 
 Status ReadDocuments(const std::vector<InputFile>& files, const DedupOptions& options,
-                     const Fingerprinter& fingerprinter, int threads,
+                     const Fingerprinter& fingerprinter, const Sketcher* sketcher, int threads,
                      const std::function<void(uint64_t documents, uint64_t bytes)>& progress,
                      DocumentTable* table) {
   Pipeline pipeline(static_cast<size_t>(2 * threads + 2));
   std::thread reader([&] { ReadAll(files, options.max_line_bytes, &pipeline); });
   std::vector<std::thread> workers;
   for (int t = 0; t < threads; ++t) {
-    workers.emplace_back([&] { Work(files, options, fingerprinter, &pipeline); });
+    workers.emplace_back([&] { Work(files, options, fingerprinter, sketcher, &pipeline); });
   }
   const bool want_lengths = options.keep == KeepRule::kLongest || options.keep == KeepRule::kShortest;
   const bool want_priorities = options.keep == KeepRule::kPriority;
@@ -296,6 +311,13 @@ Status ReadDocuments(const std::vector<InputFile>& files, const DedupOptions& op
         continue;
       }
       table->fingerprints.push_back(r.fingerprint);
+      if (sketcher != nullptr) {
+        const size_t bytes = sketcher->sketch_bytes(), bands = static_cast<size_t>(sketcher->options().bands);
+        table->sketches.insert(table->sketches.end(), batch->sketches.begin() + static_cast<std::ptrdiff_t>(i * bytes),
+                               batch->sketches.begin() + static_cast<std::ptrdiff_t>((i + 1) * bytes));
+        table->band_keys.insert(table->band_keys.end(), batch->band_keys.begin() + static_cast<std::ptrdiff_t>(i * bands),
+                                batch->band_keys.begin() + static_cast<std::ptrdiff_t>((i + 1) * bands));
+      }
       if (want_lengths) table->lengths.push_back(r.length);
       if (want_priorities) table->priorities.push_back(r.priority);
       table->AddId(r.has_id ? &r.id : nullptr);

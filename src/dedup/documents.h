@@ -10,6 +10,7 @@
 
 #include "neardup/dedup.h"
 #include "neardup/simhash.h"
+#include "neardup/sketch.h"
 #include "neardup/status.h"
 
 namespace neardup::dedup_internal {
@@ -31,6 +32,8 @@ Result<std::vector<InputFile>> ExpandInputs(const DedupOptions& options, const s
 // computed when asked, so plain-text inputs store no ids at all.
 struct DocumentTable {
   std::vector<uint64_t> fingerprints;
+  std::vector<uint8_t> sketches;     // with a sketcher: sketch_bytes() per document
+  std::vector<uint32_t> band_keys;   // with a sketcher: bands per document
   std::vector<uint32_t> lengths;     // text bytes (KeepRule::kLongest / kShortest only)
   std::vector<double> priorities;    // KeepRule::kPriority only (absent field: lowest)
   std::vector<uint64_t> bad_lines;   // input-line ordinals of skipped documents, ascending
@@ -58,11 +61,12 @@ struct DocumentTable {
   std::vector<bool> named_by_line_;
 };
 
-// Reads every line of `files`, fingerprints the documents on `threads` threads, and fills *table in
-// input order (the result does not depend on the thread count). Bad documents fail the call as
+// Reads every line of `files`, fingerprints the documents on `threads` threads (and sketches them when
+// `sketcher` is not null: the fingerprinter must then keep distinct feature hashes), and fills *table
+// in input order (the result does not depend on the thread count). Bad documents fail the call as
 // "path:line: message" (ErrorPolicy::kFail) or are counted in the table (kSkip).
 Status ReadDocuments(const std::vector<InputFile>& files, const DedupOptions& options,
-                     const Fingerprinter& fingerprinter, int threads,
+                     const Fingerprinter& fingerprinter, const Sketcher* sketcher, int threads,
                      const std::function<void(uint64_t documents, uint64_t bytes)>& progress,
                      DocumentTable* table);
 

@@ -30,10 +30,15 @@ void FeatureSink::Reset() {
   ones_.fill(0);
   sums_.fill(0.0);
   recorded_.clear();
+  if (distinct_) distinct_set_.Clear();
 }
 
 void FeatureSink::Add(std::string_view feature, double weight) {
   const uint64_t hash = HashFeature(feature);
+  if (distinct_) {
+    if (!distinct_set_.Insert(hash)) return;
+    weight = 1.0;
+  }
   if (record_) recorded_[std::string(feature)] += weight;
   if (weight == 1.0) {
     unit_hashes_[unit_pending_++] = hash;

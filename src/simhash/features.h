@@ -14,13 +14,18 @@
 #include "neardup/simhash.h"
 #include "neardup/text.h"
 #include "segment/cut_engine.h"
+#include "simhash/distinct_set.h"
 
 namespace neardup::simhash_internal {
 
 // Hashes features and folds them into the 64 per-bit sums, in batches for the SIMD kernels.
 class FeatureSink {
  public:
-  explicit FeatureSink(bool record_features) : record_(record_features) { Reset(); }
+  // distinct: each distinct feature hash is folded once, with weight 1 (FeatureWeighting::kDistinct).
+  explicit FeatureSink(bool record_features, bool distinct = false)
+      : record_(record_features), distinct_(distinct) {
+    Reset();
+  }
 
   void Reset();
 
@@ -34,12 +39,17 @@ class FeatureSink {
   // Recorded features by decreasing weight, then text (record_features only).
   std::vector<WeightedFeature> Top(size_t limit) const;
 
+  // The distinct feature hashes added since Reset() (distinct mode only; empty otherwise).
+  std::span<const uint64_t> distinct_hashes() const { return distinct_set_.hashes(); }
+
  private:
   static constexpr size_t kBatch = 256;
   void FlushUnit();
   void FlushWeighted();
 
   const bool record_;
+  const bool distinct_;
+  DistinctHashSet distinct_set_;
   size_t unit_pending_ = 0, weighted_pending_ = 0;
   uint64_t unit_total_ = 0, weighted_total_ = 0;
   std::array<uint64_t, kBatch> unit_hashes_;

@@ -21,11 +21,13 @@ constexpr size_t kSlice = 64 * 1024;
 
 class BuilderImpl final : public FingerprintBuilder {
  public:
-  BuilderImpl(const FingerprintOptions& options, bool record)
+  BuilderImpl(const FingerprintOptions& options, bool record,
+              std::shared_ptr<const CharacterFolding> folding)
       : options_(options),
+        folding_(std::move(folding)),
         normalizer_(options.normalize, options.invalid_utf8),
         generator_(options),
-        sink_(record) {
+        sink_(record, options.weighting == FeatureWeighting::kDistinct) {
     if (options.mode == FeatureMode::kKeywords) {
       keywords_ = std::make_unique<KeywordExtractor>(options.keyword_model);
     }
@@ -50,8 +52,12 @@ class BuilderImpl final : public FingerprintBuilder {
                                        std::to_string(options_.max_document_bytes) + " bytes");
     }
     for (size_t start = 0; start < piece.size(); start += kSlice) {
+      const size_t before = normalized_.size();
       Status status = normalizer_.Update(piece.substr(start, kSlice), &normalized_);
-      if (status.ok()) status = Tokenize(/*final=*/false);
+      if (status.ok()) {
+        FoldFrom(before);
+        status = Tokenize(/*final=*/false);
+      }
       if (!status.ok()) {
         failed_ = true;
         return status;
@@ -62,8 +68,12 @@ class BuilderImpl final : public FingerprintBuilder {
 
   Result<FingerprintResult> Finish() override {
     if (failed_) return Status::FailedPrecondition("the document failed earlier; call Reset()");
+    const size_t before = normalized_.size();
     Status status = normalizer_.Finish(&normalized_);
-    if (status.ok()) status = Tokenize(/*final=*/true);
+    if (status.ok()) {
+      FoldFrom(before);
+      status = Tokenize(/*final=*/true);
+    }
     if (!status.ok()) {
       failed_ = true;
       return status;
@@ -88,7 +98,18 @@ class BuilderImpl final : public FingerprintBuilder {
 
   std::vector<WeightedFeature> Features(size_t limit) const override { return sink_.Top(limit); }
 
+  std::span<const uint64_t> DistinctFeatureHashes() const override { return sink_.distinct_hashes(); }
+
  private:
+  // Folds the normalised text appended from `from` on (Traditional to Simplified).
+  void FoldFrom(size_t from) {
+    if (folding_ == nullptr || from >= normalized_.size()) return;
+    folded_.clear();
+    folding_->FoldUtf8(std::string_view(normalized_).substr(from), &folded_);
+    normalized_.resize(from);
+    normalized_.append(folded_);
+  }
+
   Status Tokenize(bool final) {
     if (keywords_) {
       Status status = keywords_->Add(normalized_);
@@ -102,8 +123,10 @@ class BuilderImpl final : public FingerprintBuilder {
   }
 
   const FingerprintOptions options_;
+  const std::shared_ptr<const CharacterFolding> folding_;  // null: no folding
   text_internal::StreamNormalizer normalizer_;
   std::string normalized_;  // normalised text not yet tokenised (at most a partial token)
+  std::string folded_;      // scratch of FoldFrom
   FeatureGenerator generator_;
   std::unique_ptr<KeywordExtractor> keywords_;  // kKeywords only
   FeatureSink sink_;
@@ -113,22 +136,24 @@ class BuilderImpl final : public FingerprintBuilder {
 
 class FingerprinterImpl final : public Fingerprinter {
  public:
-  explicit FingerprinterImpl(const FingerprintOptions& options) : options_(options) {}
+  FingerprinterImpl(const FingerprintOptions& options, std::shared_ptr<const CharacterFolding> folding)
+      : options_(options), folding_(std::move(folding)) {}
 
   Result<FingerprintResult> Fingerprint(std::string_view text) const override {
-    BuilderImpl builder(options_, /*record=*/false);
+    BuilderImpl builder(options_, /*record=*/false, folding_);
     NEARDUP_RETURN_IF_ERROR(builder.Update(text));
     return builder.Finish();
   }
 
   std::unique_ptr<FingerprintBuilder> NewBuilder(bool record_features) const override {
-    return std::make_unique<BuilderImpl>(options_, record_features);
+    return std::make_unique<BuilderImpl>(options_, record_features, folding_);
   }
 
   const FingerprintOptions& options() const override { return options_; }
 
  private:
   const FingerprintOptions options_;
+  const std::shared_ptr<const CharacterFolding> folding_;
 };
 
 }  // namespace
@@ -166,6 +191,17 @@ std::string_view ShingleUnitName(ShingleUnit unit) {
   return unit == ShingleUnit::kWord ? "word" : "char";
 }
 
+Result<FeatureWeighting> ParseFeatureWeighting(std::string_view name) {
+  if (name == "occurrences") return FeatureWeighting::kOccurrences;
+  if (name == "distinct") return FeatureWeighting::kDistinct;
+  return Status::InvalidArgument("unknown feature weighting '" + std::string(name) +
+                                 "' (expected occurrences or distinct)");
+}
+
+std::string_view FeatureWeightingName(FeatureWeighting weighting) {
+  return weighting == FeatureWeighting::kDistinct ? "distinct" : "occurrences";
+}
+
 Result<std::unique_ptr<Fingerprinter>> Fingerprinter::Create(const FingerprintOptions& options) {
   if (options.mode != FeatureMode::kTerms && options.mode != FeatureMode::kShingles &&
       options.mode != FeatureMode::kKeywords) {
@@ -175,6 +211,11 @@ Result<std::unique_ptr<Fingerprinter>> Fingerprinter::Create(const FingerprintOp
   if (options.shingle_size < 1 || options.shingle_size > 64) {
     return Status::InvalidArgument("shingle size must be between 1 and 64, got " +
                                    std::to_string(options.shingle_size));
+  }
+  if (options.weighting != FeatureWeighting::kOccurrences &&
+      options.weighting != FeatureWeighting::kDistinct) {
+    return Status::InvalidArgument("unknown feature weighting " +
+                                   std::to_string(static_cast<int>(options.weighting)));
   }
   if (options.keyword_count < 0 || options.keyword_count > 100000) {
     return Status::InvalidArgument("keyword count must be between 0 (automatic) and 100000, got " +
@@ -186,7 +227,14 @@ Result<std::unique_ptr<Fingerprinter>> Fingerprinter::Create(const FingerprintOp
     if (!model.ok()) return model.status().WithContext("keywords mode");
     resolved.keyword_model = *model;
   }
-  return std::unique_ptr<Fingerprinter>(std::make_unique<FingerprinterImpl>(resolved));
+  std::shared_ptr<const CharacterFolding> folding;
+  if (options.fold_traditional) {
+    auto loaded = CharacterFolding::LoadShared(options.folding_table);
+    if (!loaded.ok()) return loaded.status();
+    folding = std::move(*loaded);
+  }
+  return std::unique_ptr<Fingerprinter>(
+      std::make_unique<FingerprinterImpl>(resolved, std::move(folding)));
 }
 
 uint64_t FoldFeatureHashes(const uint64_t* hashes, const double* weights, size_t count) {

@@ -161,9 +161,10 @@ fi
 if run dedup-basic 0 "$T/empty" -- "$ND" dedup "$T/corpus.txt" -o "$T/kept.txt" --dups "$T/dups.tsv" \
     --clusters "$T/clusters.jsonl" --pairs "$T/pairs.tsv" --report "$T/report.json"; then
   expect_same dedup-basic "$T/kept.txt" "$(sed -n '1p;2p;5p' "$T/corpus.txt")"
-  expect_same dedup-basic "$T/dups.tsv" "$(printf '3\t1\t0\n4\t2\t0')"
+  # The default method's score column is the estimated Jaccard similarity (1 for identical texts).
+  expect_same dedup-basic "$T/dups.tsv" "$(printf '3\t1\t1.0000\n4\t2\t1.0000')"
   expect dedup-basic "$T/clusters.jsonl" '{"representative":"1","size":2,"members":["1","3"]}'
-  expect dedup-basic "$T/pairs.tsv" "$(printf '2\t4\t0')"
+  expect dedup-basic "$T/pairs.tsv" "$(printf '2\t4\t1.0000')"
   expect dedup-basic "$T/report.json" '"documents":5,'
   expect dedup-basic "$T/err" "duplicates  2 (40.0%)"
 fi
@@ -200,6 +201,33 @@ if [[ $code -eq 130 ]]; then ok; else fail dedup-sigint "exit $code, expected 13
 expect dedup-sigint "$T/err" "interrupted; no output was written"
 [[ ! -e "$T/interrupted.txt" && ! -e "$T/interrupted.json" && -z "$(ls "$T" | grep -F '.tmp-')" ]] && ok ||
   fail dedup-sigint "output left behind"
+# --- dedup: the accurate method (default) against the simhash method
+{
+  echo 'Near-duplicate detection finds documents that are almost the same, such as copies of a page with a changed date or a typo.'
+  echo 'Near-duplicate detection finds documents that are almost the same, such as copies of a page with a changed date or a tpyo.'
+  echo '這個國家的學生說時間來了，我們對此會有很多看法'
+  echo '这个国家的学生说时间来了，我们对此会有很多看法'
+  echo 'Completely unrelated words about database indexes and query planning.'
+} >"$T/dedup.txt"
+if run dedup-accurate 0 "$T/empty" -- "$ND" dedup -q "$T/dedup.txt" -o "$T/kept.txt" --pairs "$T/pairs.tsv" --dups "$T/dups.tsv" --report "$T/report.json"; then
+  expect dedup-accurate "$T/pairs.tsv" "$(printf '3\t4\t1.0000')"
+  grep -qE '^1'$'\t''2'$'\t''0\.9[0-9]{3}$' "$T/pairs.tsv" && ok || fail dedup-accurate "pairs: 1 2 with a Jaccard estimate"
+  expect_same dedup-accurate-kept "$T/kept.txt" "$(sed -n '1p;3p;5p' "$T/dedup.txt")"
+  expect dedup-accurate-report "$T/report.json" 'method=accurate mode=shingles:char:5 weighting=distinct fold=t2s threshold=0.8 sketch=1024x1 bands=20x6'
+fi
+if run dedup-simhash 0 "$T/empty" -- "$ND" dedup -q --method simhash -k 7 "$T/dedup.txt" --pairs "$T/pairs.tsv"; then
+  grep -qE '^1'$'\t''2'$'\t''[0-7]$' "$T/pairs.tsv" && ok || fail dedup-simhash "pairs: 1 2 with a distance"
+fi
+if run dedup-threshold 2 "$T/empty" -- "$ND" dedup "$T/dedup.txt" --threshold 1.5; then
+  expect dedup-threshold "$T/err" "threshold"
+fi
+if run dedup-no-table 1 "$T/empty" -- "$ND" dedup "$T/dedup.txt" --fold-table "$T/nope.ocd2"; then
+  expect dedup-no-table "$T/err" "nope.ocd2: character folding table not found"
+  expect dedup-no-table "$T/err" "libopencc-data"
+fi
+if run dedup-no-fold 0 "$T/empty" -- "$ND" dedup -q "$T/dedup.txt" --fold none --fold-table "$T/nope.ocd2" --pairs "$T/pairs.tsv"; then
+  [[ $(grep -c '^3' "$T/pairs.tsv") -eq 0 ]] && ok || fail dedup-no-fold "Traditional and Simplified paired without folding"
+fi
 
 # --- help and version
 for command in hash compare dedup; do

@@ -1,0 +1,129 @@
+// FindSimilarPairs: LSH band join with verification by the sketch (include/neardup/sketch.h).
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <thread>
+
+#include "neardup/sketch.h"
+
+namespace neardup {
+namespace {
+
+// Sorts (key << 32 | document) values by key, stably (documents stay ascending within a key):
+// least-significant-digit radix sort on the key's four bytes. `scratch` is resized to values' size.
+void SortByKey(std::vector<uint64_t>* values, std::vector<uint64_t>* scratch) {
+  scratch->resize(values->size());
+  for (int shift = 32; shift < 64; shift += 8) {
+    std::array<size_t, 257> starts{};
+    for (uint64_t v : *values) ++starts[((v >> shift) & 0xFF) + 1];
+    for (size_t i = 1; i < starts.size(); ++i) starts[i] += starts[i - 1];
+    for (uint64_t v : *values) (*scratch)[starts[(v >> shift) & 0xFF]++] = v;
+    values->swap(*scratch);
+  }
+}
+
+struct BandWork {
+  const Sketcher& sketcher;
+  std::span<const uint32_t> band_keys;
+  std::span<const uint8_t> sketches;
+  size_t bands;
+  size_t documents;
+  double threshold;
+};
+
+// The pairs verified in band j (those that share no earlier band key).
+void JoinBand(const BandWork& w, size_t j, std::vector<uint64_t>* values,
+              std::vector<uint64_t>* scratch, std::vector<SimilarPair>* out, BandJoinStats* stats) {
+  values->resize(w.documents);
+  for (size_t d = 0; d < w.documents; ++d) {
+    (*values)[d] = (uint64_t{w.band_keys[d * w.bands + j]} << 32) | d;
+  }
+  SortByKey(values, scratch);
+  const size_t bytes = w.sketcher.sketch_bytes();
+  const auto& v = *values;
+  for (size_t start = 0; start < v.size();) {
+    size_t end = start + 1;
+    while (end < v.size() && (v[end] >> 32) == (v[start] >> 32)) ++end;
+    for (size_t x = start; x + 1 < end; ++x) {
+      const auto a = static_cast<uint32_t>(v[x]);
+      const uint32_t* keys_a = &w.band_keys[a * w.bands];
+      for (size_t y = x + 1; y < end; ++y) {
+        const auto b = static_cast<uint32_t>(v[y]);
+        const uint32_t* keys_b = &w.band_keys[b * w.bands];
+        ++stats->band_collisions;
+        bool earlier = false;
+        for (size_t e = 0; e < j && !earlier; ++e) earlier = keys_a[e] == keys_b[e];
+        if (earlier) continue;
+        ++stats->candidates;
+        const double jaccard = w.sketcher.Estimate(&w.sketches[a * bytes], &w.sketches[b * bytes]);
+        if (jaccard < w.threshold) continue;
+        out->push_back({a, b, static_cast<float>(jaccard)});
+      }
+    }
+    start = end;
+  }
+  stats->pairs += out->size();
+}
+
+}  // namespace
+
+Result<std::vector<SimilarPair>> FindSimilarPairs(const Sketcher& sketcher,
+                                                  std::span<const uint32_t> band_keys,
+                                                  std::span<const uint8_t> sketches,
+                                                  const BandJoinOptions& options,
+                                                  BandJoinStats* stats) {
+  const auto bands = static_cast<size_t>(sketcher.options().bands);
+  const size_t bytes = sketcher.sketch_bytes();
+  if (band_keys.size() % bands != 0 || sketches.size() % bytes != 0 ||
+      band_keys.size() / bands != sketches.size() / bytes) {
+    return Status::InvalidArgument("band keys (" + std::to_string(band_keys.size()) +
+                                   ") and sketches (" + std::to_string(sketches.size()) +
+                                   " bytes) do not describe the same documents");
+  }
+  const size_t documents = band_keys.size() / bands;
+  if (documents >= UINT32_MAX) return Status::InvalidArgument("too many documents for one join");
+  if (!(options.threshold >= -1 && options.threshold <= 1)) {
+    return Status::InvalidArgument("threshold must be in [-1, 1], got " +
+                                   std::to_string(options.threshold));
+  }
+  const BandWork work{sketcher, band_keys, sketches, bands, documents, options.threshold};
+  std::vector<std::vector<SimilarPair>> found(bands);
+  std::vector<BandJoinStats> band_stats(bands);
+  std::atomic<size_t> next_band{0};
+  auto worker = [&] {
+    std::vector<uint64_t> values, scratch;
+    for (size_t j = next_band++; j < bands; j = next_band++) {
+      JoinBand(work, j, &values, &scratch, &found[j], &band_stats[j]);
+    }
+  };
+  const int threads = std::clamp(
+      options.threads > 0 ? options.threads : static_cast<int>(std::thread::hardware_concurrency()),
+      1, static_cast<int>(bands));
+  std::vector<std::thread> pool;
+  for (int t = 1; t < threads; ++t) pool.emplace_back(worker);
+  worker();
+  for (auto& t : pool) t.join();
+
+  size_t total = 0;
+  for (const auto& f : found) total += f.size();
+  std::vector<SimilarPair> pairs;
+  pairs.reserve(total);
+  for (auto& f : found) {
+    pairs.insert(pairs.end(), f.begin(), f.end());
+    std::vector<SimilarPair>().swap(f);
+  }
+  std::sort(pairs.begin(), pairs.end(), [](const SimilarPair& x, const SimilarPair& y) {
+    return x.first != y.first ? x.first < y.first : x.second < y.second;
+  });
+  if (stats != nullptr) {
+    *stats = {};
+    for (const auto& s : band_stats) {
+      stats->band_collisions += s.band_collisions;
+      stats->candidates += s.candidates;
+      stats->pairs += s.pairs;
+    }
+  }
+  return pairs;
+}
+
+}  // namespace neardup

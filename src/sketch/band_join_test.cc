@@ -1,0 +1,139 @@
+// The band join against brute force (every pair: shares a band key and estimates >= threshold).
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "neardup/sketch.h"
+#include "sketch/sketch_testutil.h"
+#include "testutil.h"
+
+namespace neardup {
+namespace {
+
+struct Corpus {
+  std::vector<uint32_t> keys;
+  std::vector<uint8_t> sketches;
+  size_t size = 0;
+};
+
+// Families of sets: a base set and copies that keep a random share of it and add new hashes, so
+// that pairs span Jaccard 0..1; some exact copies; some small sets (densified sketches).
+Corpus MakeCorpus(const Sketcher& sketcher, size_t families, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  Corpus c;
+  const size_t bands = static_cast<size_t>(sketcher.options().bands);
+  auto add = [&](const std::vector<uint64_t>& set) {
+    c.keys.resize(c.keys.size() + bands);
+    c.sketches.resize(c.sketches.size() + sketcher.sketch_bytes());
+    Status status = sketcher.Compute(set, std::span(c.sketches).last(sketcher.sketch_bytes()),
+                                     std::span(c.keys).last(bands));
+    EXPECT_TRUE(status.ok());
+    ++c.size;
+  };
+  for (size_t f = 0; f < families; ++f) {
+    const size_t n = f % 3 == 0 ? 8 + rng() % 30 : 300 + rng() % 700;
+    std::vector<uint64_t> base(n);
+    for (auto& h : base) h = rng();
+    add(base);
+    const size_t copies = 1 + rng() % 5;
+    for (size_t k = 0; k < copies; ++k) {
+      std::vector<uint64_t> copy;
+      const double keep = 0.6 + 0.4 * static_cast<double>(rng() % 1000) / 1000;
+      for (uint64_t h : base) {
+        if (static_cast<double>(rng() % 1000) / 1000 < keep) copy.push_back(h);
+      }
+      const size_t added = static_cast<size_t>((1 - keep) * static_cast<double>(n) * 0.5);
+      for (size_t i = 0; i < added; ++i) copy.push_back(rng());
+      add(rng() % 7 == 0 ? base : copy);
+    }
+  }
+  return c;
+}
+
+std::vector<SimilarPair> BruteForce(const Sketcher& sketcher, const Corpus& c, double threshold,
+                                    uint64_t* colliding) {
+  const size_t bands = static_cast<size_t>(sketcher.options().bands),
+               bytes = sketcher.sketch_bytes();
+  std::vector<SimilarPair> pairs;
+  *colliding = 0;
+  for (uint32_t a = 0; a < c.size; ++a) {
+    for (uint32_t b = a + 1; b < c.size; ++b) {
+      bool share = false;
+      for (size_t j = 0; j < bands; ++j) share |= c.keys[a * bands + j] == c.keys[b * bands + j];
+      if (!share) continue;
+      ++*colliding;
+      auto estimate = sketcher.EstimateJaccard(std::span(c.sketches).subspan(a * bytes, bytes),
+                                               std::span(c.sketches).subspan(b * bytes, bytes));
+      EXPECT_TRUE(estimate.ok());
+      if (*estimate >= threshold) pairs.push_back({a, b, static_cast<float>(*estimate)});
+    }
+  }
+  return pairs;
+}
+
+TEST(BandJoinTest, EqualsBruteForceForEveryThreadCountAndThreshold) {
+  for (auto options :
+       {SketchOptions{1024, 1, 20, 6}, SketchOptions{256, 4, 16, 4}, SketchOptions{64, 8, 8, 2}}) {
+    auto sketcher = Sketcher::Create(options);
+    ASSERT_TRUE(sketcher.ok());
+    const Corpus corpus = MakeCorpus(**sketcher, testing::Sanitized() ? 120 : 400, 7);
+    for (double threshold : {0.5, 0.8, 0.95, -1.0}) {
+      uint64_t colliding = 0;
+      const auto expected = BruteForce(**sketcher, corpus, threshold, &colliding);
+      for (int threads : {1, 2, 3}) {
+        BandJoinStats stats;
+        auto got = FindSimilarPairs(**sketcher, corpus.keys, corpus.sketches, {threshold, threads},
+                                    &stats);
+        ASSERT_TRUE(got.ok()) << got.status().ToString();
+        EXPECT_EQ(*got, expected) << "threshold " << threshold << " threads " << threads;
+        EXPECT_EQ(stats.candidates, colliding);
+        EXPECT_EQ(stats.pairs, expected.size());
+        EXPECT_GE(stats.band_collisions, stats.candidates);
+      }
+      if (threshold == 0.8) {
+        EXPECT_GT(expected.size(), 50u);
+      }
+    }
+  }
+}
+
+TEST(BandJoinTest, ManyIdenticalDocumentsGiveEachPairOnce) {
+  auto sketcher = Sketcher::Create({});
+  ASSERT_TRUE(sketcher.ok());
+  Corpus c;
+  const std::vector<uint64_t> set = {11, 22, 33, 44, 55, 66, 77};
+  const size_t bytes = (*sketcher)->sketch_bytes();
+  c.keys.resize(20 * 30);
+  c.sketches.resize(bytes * 30);
+  for (size_t d = 0; d < 30; ++d) {
+    ASSERT_TRUE((*sketcher)
+                    ->Compute(set, std::span(c.sketches).subspan(d * bytes, bytes),
+                              std::span(c.keys).subspan(d * 20, 20))
+                    .ok());
+  }
+  BandJoinStats stats;
+  auto got = FindSimilarPairs(**sketcher, c.keys, c.sketches, {}, &stats);
+  ASSERT_TRUE(got.ok());
+  EXPECT_EQ(got->size(), 30u * 29 / 2);
+  EXPECT_EQ(stats.candidates, 30u * 29 / 2);
+  EXPECT_EQ(stats.band_collisions, 20u * 30 * 29 / 2);
+  for (const auto& p : *got) EXPECT_EQ(p.jaccard, 1.0f);
+}
+
+TEST(BandJoinTest, EmptyInputAndMismatchedSpans) {
+  auto sketcher = Sketcher::Create({});
+  ASSERT_TRUE(sketcher.ok());
+  auto none = FindSimilarPairs(**sketcher, {}, {});
+  ASSERT_TRUE(none.ok());
+  EXPECT_TRUE(none->empty());
+  std::vector<uint32_t> keys(40);
+  std::vector<uint8_t> one_sketch((*sketcher)->sketch_bytes()), odd(100);
+  EXPECT_EQ(FindSimilarPairs(**sketcher, keys, one_sketch).status().code(),
+            Status::Code::kInvalidArgument);
+  EXPECT_EQ(FindSimilarPairs(**sketcher, std::span(keys).first(20), odd).status().code(),
+            Status::Code::kInvalidArgument);
+  EXPECT_FALSE(FindSimilarPairs(**sketcher, std::span(keys).first(20), one_sketch, {1.5, 1}).ok());
+}
+
+}  // namespace
+}  // namespace neardup
