@@ -19,8 +19,13 @@
 #include <cmath>
 #include <string>
 
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
 #include "index/huge_page_array.h"
 #include "index/layout.h"
+#include "simhash/kernels.h"
 #include "index/segment.h"
 
 namespace neardup {
@@ -81,10 +86,41 @@ KeySplit SplitKey(int key_bits, size_t n) {
   return split;
 }
 
+struct alignas(64) CacheLine {
+  uint64_t entries[8];
+};
+
+// out[position] = line.entries[position % 8] for position in [begin, end), within one line;
+// whole lines bypass the cache (they are read back only when their bucket is sorted).
+void WriteLine(const CacheLine& line, uint32_t begin, uint32_t end, uint64_t* out) {
+#if defined(__x86_64__)
+  if (end - begin == 8) {
+    for (int j = 0; j < 8; ++j) {
+      _mm_stream_si64(reinterpret_cast<long long*>(out + begin + j),
+                      static_cast<long long>(line.entries[j]));
+    }
+    return;
+  }
+#endif
+  for (uint32_t position = begin; position < end; ++position) {
+    out[position] = line.entries[position % 8];
+  }
+}
+
+// Orders the streaming stores above before the thread's later writes (and its exit).
+void StoreFence() {
+#if defined(__x86_64__)
+  _mm_sfence();
+#endif
+}
+
 struct Worker {
+  std::vector<CacheLine> lines;  // one per bucket, during the scatter
   std::vector<uint64_t> sorted;
   std::vector<uint32_t> counts;
   std::vector<uint64_t> candidates;  // (first << 32 | second), first < second
+  std::vector<uint64_t> run_codes;
+  std::vector<uint64_t> masks;
   std::vector<Pair> pairs;
 };
 
@@ -122,6 +158,35 @@ std::span<const uint64_t> SortByFragment(std::span<uint64_t> bucket, int fragmen
   return worker->sorted;
 }
 
+// Runs longer than this (clustered or duplicate-heavy input) compare their codes with the SIMD
+// kernel instead of filtering pair by pair.
+constexpr size_t kLongRun = 32;
+
+// The pairs `table` owns inside one run of equal keys, appended to worker->pairs.
+void LongRunPairs(const Layout& layout, int table, std::span<const uint64_t> codes, int k,
+                  std::span<const uint64_t> run, Worker* worker) {
+  std::vector<uint64_t>& run_codes = worker->run_codes;
+  run_codes.clear();
+  for (uint64_t e : run) run_codes.push_back(codes[static_cast<uint32_t>(e)]);
+  for (size_t i = 0; i + 1 < run.size(); ++i) {
+    const uint64_t a = run_codes[i];
+    const size_t rest = run.size() - i - 1;
+    worker->masks.resize((rest + 63) / 64);
+    simhash_internal::HammingMasks(run_codes.data() + i + 1, rest, a, k, worker->masks.data());
+    for (size_t w = 0; w < worker->masks.size(); ++w) {
+      for (uint64_t m = worker->masks[w]; m != 0; m &= m - 1) {
+        const size_t j = i + 1 + w * 64 + static_cast<size_t>(std::countr_zero(m));
+        const uint64_t b = run_codes[j];
+        if (!layout.Owns(table, a, b)) continue;
+        const auto first = static_cast<uint32_t>(run[i]);
+        const auto second = static_cast<uint32_t>(run[j]);
+        worker->pairs.push_back(
+            Pair{std::min(first, second), std::max(first, second), std::popcount(a ^ b)});
+      }
+    }
+  }
+}
+
 // Appends to worker->pairs the pairs `table` owns among the runs of equal key bits of `sorted`.
 // The field's bits after the key (extra_bits of them) are code bits outside the key: a pair whose
 // extra bits already differ in more than k places is dropped without reading its codes.
@@ -135,6 +200,11 @@ void PairsInRuns(const Layout& layout, int table, std::span<const uint64_t> code
     size_t end = begin + 1;
     while (end < sorted.size() && (sorted[end] >> key_shift) == (sorted[begin] >> key_shift)) {
       ++end;
+    }
+    if (end - begin > kLongRun) {
+      LongRunPairs(layout, table, codes, k, sorted.subspan(begin, end - begin), worker);
+      begin = end;
+      continue;
     }
     for (size_t i = begin; i + 1 < end; ++i) {
       const uint64_t field = sorted[i] >> 32;
@@ -245,13 +315,26 @@ class Joiner {
     }
     bucket_starts_[buckets] = sum;
     index_internal::ParallelFor(chunks, threads_, [&](size_t c) {
-      uint32_t* cursor = chunk_counts_[c].data();
+      // Software write-combining: each bucket's entries gather in a cache line, written out whole.
+      std::vector<uint32_t>& cursor = chunk_counts_[c];
+      const std::vector<uint32_t> first(cursor);
+      std::vector<CacheLine>& lines = workers_[c].lines;
+      lines.resize(buckets);
       uint64_t* out = entries_.data();
       for (size_t i = chunk_begin(c); i < chunk_begin(c + 1); ++i) {
         const uint64_t code = permuted(i);
-        out[cursor[Layout::PrefixOf(code, split.bucket_bits)]++] =
+        const uint64_t bucket = Layout::PrefixOf(code, split.bucket_bits);
+        const uint32_t position = cursor[bucket]++;
+        lines[bucket].entries[position % 8] =
             uint64_t{Layout::FragmentOf(code, split.bucket_bits)} << 32 | i;
+        if (position % 8 == 7) {
+          WriteLine(lines[bucket], std::max(first[bucket], position - 7), position + 1, out);
+        }
       }
+      for (size_t b = 0; b < buckets; ++b) {
+        WriteLine(lines[b], std::max(first[b], cursor[b] & ~7u), cursor[b], out);
+      }
+      StoreFence();
     });
   }
 
@@ -285,7 +368,12 @@ Result<std::vector<Pair>> FindAllPairs(std::span<const uint64_t> fingerprints, i
   }
   if (fingerprints.size() < 2) return std::vector<Pair>();
   const Layout layout(design);
-  Joiner joiner(layout, fingerprints, k, index_internal::ResolveThreads(options.threads));
+  // Below kMinRowsPerThread rows per thread, starting threads costs more than it saves.
+  constexpr size_t kMinRowsPerThread = size_t{1} << 16;
+  const int threads =
+      static_cast<int>(std::clamp<size_t>(fingerprints.size() / kMinRowsPerThread, 1,
+                                          index_internal::ResolveThreads(options.threads)));
+  Joiner joiner(layout, fingerprints, k, threads);
   for (int t = 0; t < layout.tables(); ++t) joiner.JoinTable(t);
   return joiner.TakePairs();
 }
