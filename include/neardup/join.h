@@ -5,6 +5,12 @@
 // table sorts the fingerprints by its key, pairs are compared only inside runs of equal keys, and a
 // pair is reported only by the first table whose key both fingerprints share.
 //
+// Memory: the join works on one table at a time with all its threads, so its transient memory does
+// not grow with the thread count: 8 bytes per fingerprint (one shared array of entries), about
+// 0.3 MB per thread, and 12 bytes per pair found (twice that while the pairs are gathered).
+// Measured peak at 10M fingerprints with 500k pairs: 9.3 bytes per fingerprint on 1 thread,
+// 9.9 on 2 (input not counted).
+//
 // Thread safety: the functions keep no state; they may be called from several threads at once.
 #ifndef NEARDUP_JOIN_H_
 #define NEARDUP_JOIN_H_
@@ -36,7 +42,7 @@ struct JoinOptions {
 
 // Every pair within k, in ascending (first, second) order, whatever the thread count.
 // InvalidArgument for k outside 0..7 (or above the given design's exact k), or more than 2^32 - 1
-// fingerprints. Memory: 16 bytes per fingerprint per thread plus 12 bytes per pair.
+// fingerprints. Memory: see above.
 Result<std::vector<Pair>> FindAllPairs(std::span<const uint64_t> fingerprints, int k,
                                        const JoinOptions& options = {});
 

@@ -1,35 +1,53 @@
-// FindAllPairs: per table, sort (key, position) with an LSD radix sort and compare inside runs of
-// equal keys; a pair is kept only by the first table whose key both fingerprints share, so each
-// pair comes out once. Tables run in parallel; each table's pairs are sorted, then all are merged
-// in order.
+// FindAllPairs, one table at a time, all threads on the same table:
+//   1. scatter: every fingerprint, its bits permuted so the table's key comes first, is cut into a
+//      bucket (its leading bits, at most 4096 buckets so the write streams stay in cache) and a
+//      32-bit field (the next bits: the rest of the key, then bits from outside it); each thread
+//      counts then scatters its share of the input into one shared array of 8-byte entries
+//      (field << 32 | row);
+//   2. buckets are handed out to the threads; each sorts a bucket by field in cache (a counting
+//      pass on the leading key bits, then the few groups that share them) and, inside runs of
+//      equal keys, reads the codes of only the pairs whose field bits outside the key are within
+//      k.
+// A pair is kept only by the first table whose key both fingerprints share (the owner rule, on the
+// actual blocks, so keys cut to bucket + 32 bits stay exact). The pairs of all tables are sorted
+// once at the end.
 #include "neardup/join.h"
 
 #include <algorithm>
 #include <atomic>
 #include <bit>
 #include <cmath>
+#include <string>
 
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
+#include "index/huge_page_array.h"
 #include "index/layout.h"
-#include "index/segment.h"
 #include "simhash/kernels.h"
+#include "index/segment.h"
 
 namespace neardup {
 namespace {
 
 using index_internal::Layout;
 
-constexpr int kRadixBits = 11;
+constexpr int kMaxBucketBits = 12;
+// Buckets above this many entries (skewed input) are sorted in place instead of through the
+// worker's buffer, so no buffer grows with the input.
+constexpr size_t kMaxBufferedBucket = size_t{1} << 16;
+constexpr size_t kBucketsPerGrab = 16;
 
-// Cost of a join design (ns, one core): a radix sort per table, and the comparisons inside runs.
+// Cost of a join design (ns, one core): the scatter and in-cache sort of every table, and the
+// comparisons inside runs of equal keys.
 double JoinCost(const TableDesign& design, uint64_t n) {
   const Layout layout(design);
   const double count = static_cast<double>(n);
   double cost = 0;
   for (int t = 0; t < layout.tables(); ++t) {
-    const int key_bits = std::min(32, layout.key_bits(t));
-    const int passes = (key_bits + kRadixBits - 1) / kRadixBits;
-    cost += count * (2.0 + 1.5 * passes);
-    cost += 0.5 * count * count / std::ldexp(1.0, key_bits) * 1.0;
+    const int key_bits = std::min(44, layout.key_bits(t));
+    cost += count * 8.0 + 0.5 * count * count / std::ldexp(1.0, key_bits) * 5.0;
   }
   return cost;
 }
@@ -51,106 +69,284 @@ TableDesign ChooseJoinDesign(uint64_t n, int k) {
   return best;
 }
 
-// Sorts entries (key << 32 | position) by key, stably; scratch has the same size.
-void RadixSortByKey(std::vector<uint64_t>* entries, std::vector<uint64_t>* scratch, int key_bits) {
-  scratch->resize(entries->size());
-  std::vector<uint32_t> counts(size_t{1} << kRadixBits);
-  for (int low = 0; low < key_bits; low += kRadixBits) {
-    const int bits = std::min(kRadixBits, key_bits - low);
-    const uint64_t mask = (uint64_t{1} << bits) - 1;
-    const int shift = 32 + low;
-    std::fill(counts.begin(), counts.end(), 0);
-    for (uint64_t e : *entries) ++counts[(e >> shift) & mask];
-    uint32_t sum = 0;
-    for (size_t b = 0; b <= mask; ++b) {
-      const uint32_t c = counts[b];
-      counts[b] = sum;
-      sum += c;
+// How one table's permuted code is cut: its leading bucket_bits pick the bucket; the next 32 bits
+// (the field) go in the entry: fragment_bits more key bits (the key cut to bucket + 32 bits), then
+// 32 - fragment_bits code bits from outside the key.
+struct KeySplit {
+  int bucket_bits = 0;
+  int fragment_bits = 0;
+};
+
+KeySplit SplitKey(int key_bits, size_t n) {
+  // About 256 or more entries per bucket on average, and at most 2^kMaxBucketBits buckets.
+  const int log2n = n <= 1 ? 0 : std::bit_width(n) - 1;
+  KeySplit split;
+  split.bucket_bits = std::min({key_bits - 1, std::max(0, log2n - 8), kMaxBucketBits});
+  split.fragment_bits = std::min(32, key_bits - split.bucket_bits);
+  return split;
+}
+
+struct alignas(64) CacheLine {
+  uint64_t entries[8];
+};
+
+// out[position] = line.entries[position % 8] for position in [begin, end), within one line;
+// whole lines bypass the cache (they are read back only when their bucket is sorted).
+void WriteLine(const CacheLine& line, uint32_t begin, uint32_t end, uint64_t* out) {
+#if defined(__x86_64__)
+  if (end - begin == 8) {
+    for (int j = 0; j < 8; ++j) {
+      _mm_stream_si64(reinterpret_cast<long long*>(out + begin + j),
+                      static_cast<long long>(line.entries[j]));
     }
-    uint64_t* out = scratch->data();
-    for (uint64_t e : *entries) out[counts[(e >> shift) & mask]++] = e;
-    entries->swap(*scratch);
+    return;
+  }
+#endif
+  for (uint32_t position = begin; position < end; ++position) {
+    out[position] = line.entries[position % 8];
   }
 }
 
-// The pairs of one table, in (first, second) order.
-std::vector<Pair> TablePairs(const Layout& layout, int table, std::span<const uint64_t> codes,
-                             int k, std::vector<uint64_t>* entries,
-                             std::vector<uint64_t>* scratch) {
-  // Keys wider than 32 bits are cut to their leading 32: runs may then hold pairs with different
-  // keys, which the owner rule (on the actual blocks) still sorts out.
-  const int dropped = std::max(0, layout.key_bits(table) - 32);
-  entries->resize(codes.size());
-  for (size_t i = 0; i < codes.size(); ++i) {
-    (*entries)[i] = ((layout.Key(table, codes[i]) >> dropped) << 32) | i;
-  }
-  RadixSortByKey(entries, scratch, layout.key_bits(table) - dropped);
-  std::vector<Pair> pairs;
+// Orders the streaming stores above before the thread's later writes (and its exit).
+void StoreFence() {
+#if defined(__x86_64__)
+  _mm_sfence();
+#endif
+}
+
+struct Worker {
+  std::vector<CacheLine> lines;  // one per bucket, during the scatter
+  std::vector<uint64_t> sorted;
+  std::vector<uint32_t> counts;
+  std::vector<uint64_t> candidates;  // (first << 32 | second), first < second
   std::vector<uint64_t> run_codes;
   std::vector<uint64_t> masks;
-  const std::vector<uint64_t>& sorted = *entries;
-  // Codes of run members are read at random: prefetch them kPrefetchAhead entries in advance.
-  constexpr size_t kPrefetchAhead = 64;
-  auto same_key = [&](size_t a, size_t b) { return (sorted[a] >> 32) == (sorted[b] >> 32); };
-  size_t ahead = 1;
-  for (size_t begin = 0; begin < sorted.size();) {
-    for (; ahead < sorted.size() && ahead < begin + kPrefetchAhead; ++ahead) {
-      if (same_key(ahead - 1, ahead)) {
-        __builtin_prefetch(codes.data() + static_cast<uint32_t>(sorted[ahead - 1]));
-        __builtin_prefetch(codes.data() + static_cast<uint32_t>(sorted[ahead]));
+  std::vector<Pair> pairs;
+};
+
+// The bucket's entries sorted by (fragment, row): in worker->sorted, or in place when large.
+std::span<const uint64_t> SortByFragment(std::span<uint64_t> bucket, int fragment_bits,
+                                         Worker* worker) {
+  const size_t m = bucket.size();
+  if (m > kMaxBufferedBucket) {
+    std::sort(bucket.begin(), bucket.end());
+    return bucket;
+  }
+  // Counting sort on the fragment's leading bits (about one value per entry), stable, so rows stay
+  // ascending; the groups that share those bits are then sorted on the whole entry.
+  const int bits = std::min(fragment_bits, std::max(1, static_cast<int>(std::bit_width(m)) - 1));
+  const int shift = 64 - bits;
+  std::vector<uint32_t>& counts = worker->counts;
+  counts.assign(size_t{1} << bits, 0);
+  for (uint64_t e : bucket) ++counts[e >> shift];
+  uint32_t sum = 0;
+  for (uint32_t& c : counts) {
+    const uint32_t size = c;
+    c = sum;
+    sum += size;
+  }
+  worker->sorted.resize(m);
+  uint64_t* out = worker->sorted.data();
+  for (uint64_t e : bucket) out[counts[e >> shift]++] = e;
+  if (bits < fragment_bits) {
+    uint32_t begin = 0;
+    for (uint32_t end : counts) {
+      if (end - begin > 1) std::sort(out + begin, out + end);
+      begin = end;
+    }
+  }
+  return worker->sorted;
+}
+
+// Runs longer than this (clustered or duplicate-heavy input) compare their codes with the SIMD
+// kernel instead of filtering pair by pair.
+constexpr size_t kLongRun = 32;
+
+// The pairs `table` owns inside one run of equal keys, appended to worker->pairs.
+void LongRunPairs(const Layout& layout, int table, std::span<const uint64_t> codes, int k,
+                  std::span<const uint64_t> run, Worker* worker) {
+  std::vector<uint64_t>& run_codes = worker->run_codes;
+  run_codes.clear();
+  for (uint64_t e : run) run_codes.push_back(codes[static_cast<uint32_t>(e)]);
+  for (size_t i = 0; i + 1 < run.size(); ++i) {
+    const uint64_t a = run_codes[i];
+    const size_t rest = run.size() - i - 1;
+    worker->masks.resize((rest + 63) / 64);
+    simhash_internal::HammingMasks(run_codes.data() + i + 1, rest, a, k, worker->masks.data());
+    for (size_t w = 0; w < worker->masks.size(); ++w) {
+      for (uint64_t m = worker->masks[w]; m != 0; m &= m - 1) {
+        const size_t j = i + 1 + w * 64 + static_cast<size_t>(std::countr_zero(m));
+        const uint64_t b = run_codes[j];
+        if (!layout.Owns(table, a, b)) continue;
+        const auto first = static_cast<uint32_t>(run[i]);
+        const auto second = static_cast<uint32_t>(run[j]);
+        worker->pairs.push_back(
+            Pair{std::min(first, second), std::max(first, second), std::popcount(a ^ b)});
       }
     }
+  }
+}
+
+// Appends to worker->pairs the pairs `table` owns among the runs of equal key bits of `sorted`.
+// The field's bits after the key (extra_bits of them) are code bits outside the key: a pair whose
+// extra bits already differ in more than k places is dropped without reading its codes.
+void PairsInRuns(const Layout& layout, int table, std::span<const uint64_t> codes, int k,
+                 int extra_bits, std::span<const uint64_t> sorted, Worker* worker) {
+  const int key_shift = 32 + extra_bits;
+  auto row = [&](size_t i) { return static_cast<uint32_t>(sorted[i]); };
+  std::vector<uint64_t>& candidates = worker->candidates;
+  candidates.clear();
+  for (size_t begin = 0; begin < sorted.size();) {
     size_t end = begin + 1;
-    while (end < sorted.size() && (sorted[end] >> 32) == (sorted[begin] >> 32)) ++end;
-    if (end - begin >= 2) {
-      run_codes.clear();
-      for (size_t i = begin; i < end; ++i)
-        run_codes.push_back(codes[static_cast<uint32_t>(sorted[i])]);
-      const size_t run = run_codes.size();
-      for (size_t i = 0; i + 1 < run; ++i) {
-        const uint64_t a = run_codes[i];
-        const size_t rest = run - i - 1;
-        masks.resize((rest + 63) / 64);
-        simhash_internal::HammingMasks(run_codes.data() + i + 1, rest, a, k, masks.data());
-        for (size_t w = 0; w < masks.size(); ++w) {
-          for (uint64_t m = masks[w]; m != 0; m &= m - 1) {
-            const size_t j = i + 1 + w * 64 + static_cast<size_t>(std::countr_zero(m));
-            const uint64_t b = run_codes[j];
-            if (!layout.Owns(table, a, b)) continue;
-            pairs.push_back(Pair{static_cast<uint32_t>(sorted[begin + i]),
-                                 static_cast<uint32_t>(sorted[begin + j]), std::popcount(a ^ b)});
-          }
-        }
+    while (end < sorted.size() && (sorted[end] >> key_shift) == (sorted[begin] >> key_shift)) {
+      ++end;
+    }
+    if (end - begin > kLongRun) {
+      LongRunPairs(layout, table, codes, k, sorted.subspan(begin, end - begin), worker);
+      begin = end;
+      continue;
+    }
+    for (size_t i = begin; i + 1 < end; ++i) {
+      const uint64_t field = sorted[i] >> 32;
+      for (size_t j = i + 1; j < end; ++j) {
+        if (std::popcount((sorted[j] >> 32) ^ field) > k) continue;
+        const uint32_t a = row(i);
+        const uint32_t b = row(j);
+        candidates.push_back(a < b ? (uint64_t{a} << 32 | b) : (uint64_t{b} << 32 | a));
       }
     }
     begin = end;
   }
-  std::sort(pairs.begin(), pairs.end(), [](const Pair& x, const Pair& y) {
-    return x.first != y.first ? x.first < y.first : x.second < y.second;
-  });
-  return pairs;
+  // The codes of candidates are read at random: prefetch them kPrefetchAhead candidates ahead.
+  constexpr size_t kPrefetchAhead = 16;
+  for (size_t c = 0; c < std::min(kPrefetchAhead, candidates.size()); ++c) {
+    __builtin_prefetch(codes.data() + (candidates[c] >> 32));
+    __builtin_prefetch(codes.data() + static_cast<uint32_t>(candidates[c]));
+  }
+  for (size_t c = 0; c < candidates.size(); ++c) {
+    if (c + kPrefetchAhead < candidates.size()) {
+      __builtin_prefetch(codes.data() + (candidates[c + kPrefetchAhead] >> 32));
+      __builtin_prefetch(codes.data() + static_cast<uint32_t>(candidates[c + kPrefetchAhead]));
+    }
+    const auto first = static_cast<uint32_t>(candidates[c] >> 32);
+    const auto second = static_cast<uint32_t>(candidates[c]);
+    const uint64_t a = codes[first];
+    const uint64_t b = codes[second];
+    const int distance = std::popcount(a ^ b);
+    if (distance <= k && layout.Owns(table, a, b)) {
+      worker->pairs.push_back(Pair{first, second, distance});
+    }
+  }
 }
 
-std::vector<Pair> MergeSorted(std::vector<std::vector<Pair>>* parts) {
-  auto less = [](const Pair& x, const Pair& y) {
-    return x.first != y.first ? x.first < y.first : x.second < y.second;
-  };
-  // Pairwise merges, smallest lists first, keep the work at O(pairs * log tables).
-  while (parts->size() > 1) {
-    std::vector<std::vector<Pair>> next;
-    for (size_t i = 0; i + 1 < parts->size(); i += 2) {
-      std::vector<Pair> merged((*parts)[i].size() + (*parts)[i + 1].size());
-      std::merge((*parts)[i].begin(), (*parts)[i].end(), (*parts)[i + 1].begin(),
-                 (*parts)[i + 1].end(), merged.begin(), less);
-      std::vector<Pair>().swap((*parts)[i]);
-      std::vector<Pair>().swap((*parts)[i + 1]);
-      next.push_back(std::move(merged));
-    }
-    if (parts->size() % 2 == 1) next.push_back(std::move(parts->back()));
-    *parts = std::move(next);
+// The join's state across tables: one entry array shared by all threads, one Worker per thread.
+class Joiner {
+ public:
+  Joiner(const Layout& layout, std::span<const uint64_t> codes, int k, int threads)
+      : layout_(layout),
+        codes_(codes),
+        k_(k),
+        threads_(threads),
+        entries_(codes.size()),
+        chunk_counts_(static_cast<size_t>(threads)),
+        workers_(static_cast<size_t>(threads)) {}
+
+  void JoinTable(int table) {
+    const KeySplit split = SplitKey(layout_.key_bits(table), codes_.size());
+    Scatter(table, split);
+    const size_t buckets = bucket_starts_.size() - 1;
+    std::atomic<size_t> next{0};
+    index_internal::ParallelFor(workers_.size(), threads_, [&](size_t w) {
+      Worker& worker = workers_[w];
+      for (size_t first = next.fetch_add(kBucketsPerGrab); first < buckets;
+           first = next.fetch_add(kBucketsPerGrab)) {
+        for (size_t b = first; b < std::min(buckets, first + kBucketsPerGrab); ++b) {
+          const std::span<uint64_t> bucket(entries_.data() + bucket_starts_[b],
+                                           bucket_starts_[b + 1] - bucket_starts_[b]);
+          if (bucket.size() < 2) continue;
+          PairsInRuns(layout_, table, codes_, k_, 32 - split.fragment_bits,
+                      SortByFragment(bucket, split.fragment_bits, &worker), &worker);
+        }
+      }
+    });
   }
-  return parts->empty() ? std::vector<Pair>() : std::move(parts->front());
-}
+
+  // Every pair found, in (first, second) order.
+  std::vector<Pair> TakePairs() {
+    size_t total = 0;
+    for (const Worker& worker : workers_) total += worker.pairs.size();
+    std::vector<Pair> pairs;
+    pairs.reserve(total);
+    for (Worker& worker : workers_) {
+      pairs.insert(pairs.end(), worker.pairs.begin(), worker.pairs.end());
+      std::vector<Pair>().swap(worker.pairs);
+    }
+    std::sort(pairs.begin(), pairs.end(), [](const Pair& x, const Pair& y) {
+      return x.first != y.first ? x.first < y.first : x.second < y.second;
+    });
+    return pairs;
+  }
+
+ private:
+  // Fills entries_ bucket by bucket, and bucket_starts_. The input is cut into one chunk per
+  // thread; chunk c's entries of a bucket go after those of chunks < c, so rows stay ascending.
+  void Scatter(int table, const KeySplit& split) {
+    const size_t n = codes_.size();
+    const size_t buckets = size_t{1} << split.bucket_bits;
+    const size_t chunks = chunk_counts_.size();
+    auto permuted = [&](size_t i) { return layout_.Permute(table, codes_[i]); };
+    auto chunk_begin = [&](size_t c) { return n * c / chunks; };
+    index_internal::ParallelFor(chunks, threads_, [&](size_t c) {
+      std::vector<uint32_t>& counts = chunk_counts_[c];
+      counts.assign(buckets, 0);
+      for (size_t i = chunk_begin(c); i < chunk_begin(c + 1); ++i) {
+        ++counts[Layout::PrefixOf(permuted(i), split.bucket_bits)];
+      }
+    });
+    bucket_starts_.resize(buckets + 1);
+    uint32_t sum = 0;
+    for (size_t b = 0; b < buckets; ++b) {
+      bucket_starts_[b] = sum;
+      for (std::vector<uint32_t>& counts : chunk_counts_) {
+        const uint32_t size = counts[b];
+        counts[b] = sum;
+        sum += size;
+      }
+    }
+    bucket_starts_[buckets] = sum;
+    index_internal::ParallelFor(chunks, threads_, [&](size_t c) {
+      // Software write-combining: each bucket's entries gather in a cache line, written out whole.
+      std::vector<uint32_t>& cursor = chunk_counts_[c];
+      const std::vector<uint32_t> first(cursor);
+      std::vector<CacheLine>& lines = workers_[c].lines;
+      lines.resize(buckets);
+      uint64_t* out = entries_.data();
+      for (size_t i = chunk_begin(c); i < chunk_begin(c + 1); ++i) {
+        const uint64_t code = permuted(i);
+        const uint64_t bucket = Layout::PrefixOf(code, split.bucket_bits);
+        const uint32_t position = cursor[bucket]++;
+        lines[bucket].entries[position % 8] =
+            uint64_t{Layout::FragmentOf(code, split.bucket_bits)} << 32 | i;
+        if (position % 8 == 7) {
+          WriteLine(lines[bucket], std::max(first[bucket], position - 7), position + 1, out);
+        }
+      }
+      for (size_t b = 0; b < buckets; ++b) {
+        WriteLine(lines[b], std::max(first[b], cursor[b] & ~7u), cursor[b], out);
+      }
+      StoreFence();
+    });
+  }
+
+  const Layout& layout_;
+  std::span<const uint64_t> codes_;
+  const int k_;
+  const int threads_;
+  index_internal::HugePageArray<uint64_t> entries_;
+  std::vector<uint32_t> bucket_starts_;
+  std::vector<std::vector<uint32_t>> chunk_counts_;
+  std::vector<Worker> workers_;
+};
 
 }  // namespace
 
@@ -170,19 +366,16 @@ Result<std::vector<Pair>> FindAllPairs(std::span<const uint64_t> fingerprints, i
                                      design.ToString() + ")");
     }
   }
+  if (fingerprints.size() < 2) return std::vector<Pair>();
   const Layout layout(design);
-  const int threads = std::min(index_internal::ResolveThreads(options.threads), layout.tables());
-  std::vector<std::vector<Pair>> parts(static_cast<size_t>(layout.tables()));
-  // One pair of sort buffers per worker: memory is 16 bytes * n * threads.
-  std::vector<std::vector<uint64_t>> entries(static_cast<size_t>(threads));
-  std::vector<std::vector<uint64_t>> scratch(static_cast<size_t>(threads));
-  std::atomic<int> next_table{0};
-  index_internal::ParallelFor(static_cast<size_t>(threads), threads, [&](size_t worker) {
-    for (int t = next_table.fetch_add(1); t < layout.tables(); t = next_table.fetch_add(1)) {
-      parts[t] = TablePairs(layout, t, fingerprints, k, &entries[worker], &scratch[worker]);
-    }
-  });
-  return MergeSorted(&parts);
+  // Below kMinRowsPerThread rows per thread, starting threads costs more than it saves.
+  constexpr size_t kMinRowsPerThread = size_t{1} << 16;
+  const int threads =
+      static_cast<int>(std::clamp<size_t>(fingerprints.size() / kMinRowsPerThread, 1,
+                                          index_internal::ResolveThreads(options.threads)));
+  Joiner joiner(layout, fingerprints, k, threads);
+  for (int t = 0; t < layout.tables(); ++t) joiner.JoinTable(t);
+  return joiner.TakePairs();
 }
 
 Status ForEachPair(std::span<const uint64_t> fingerprints, int k, const JoinOptions& options,
@@ -191,50 +384,6 @@ Status ForEachPair(std::span<const uint64_t> fingerprints, int k, const JoinOpti
   if (!pairs.ok()) return pairs.status();
   for (const Pair& pair : *pairs) NEARDUP_RETURN_IF_ERROR(on_pair(pair));
   return Status::OK();
-}
-
-Result<std::vector<uint32_t>> ClusterPairs(uint32_t count, std::span<const Pair> pairs,
-                                           std::span<const int64_t> priorities) {
-  if (!priorities.empty() && priorities.size() != count) {
-    return Status::InvalidArgument("priorities has " + std::to_string(priorities.size()) +
-                                   " entries for " + std::to_string(count) + " items");
-  }
-  std::vector<uint32_t> parent(count);
-  for (uint32_t i = 0; i < count; ++i) parent[i] = i;
-  auto find = [&](uint32_t x) {
-    while (parent[x] != x) {
-      parent[x] = parent[parent[x]];
-      x = parent[x];
-    }
-    return x;
-  };
-  for (const Pair& pair : pairs) {
-    if (pair.first >= count || pair.second >= count) {
-      return Status::InvalidArgument("pair (" + std::to_string(pair.first) + ", " +
-                                     std::to_string(pair.second) +
-                                     ") names an item >= " + std::to_string(count));
-    }
-    const uint32_t a = find(pair.first);
-    const uint32_t b = find(pair.second);
-    // The smaller root wins, so a root is always the lowest position of its component.
-    if (a < b) {
-      parent[b] = a;
-    } else if (b < a) {
-      parent[a] = b;
-    }
-  }
-  std::vector<uint32_t> representative(count);
-  for (uint32_t i = 0; i < count; ++i) representative[i] = find(i);
-  if (priorities.empty()) return representative;
-  // best[root]: highest priority, lowest position on ties (positions are visited in ascending
-  // order).
-  std::vector<uint32_t> best(representative);
-  for (uint32_t i = 0; i < count; ++i) {
-    const uint32_t root = representative[i];
-    if (priorities[i] > priorities[best[root]]) best[root] = i;
-  }
-  for (uint32_t i = 0; i < count; ++i) representative[i] = best[representative[i]];
-  return representative;
 }
 
 }  // namespace neardup

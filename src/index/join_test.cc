@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <functional>
 
 #include "index/index_testutil.h"
@@ -90,6 +91,35 @@ TEST(JoinTest, OrderDoesNotDependOnThreads) {
   });
   EXPECT_EQ(stopped.code(), Status::Code::kCancelled);
   EXPECT_EQ(calls, 3u);
+}
+
+// Large enough for several threads and thousands of buckets per table. Uniform 64-bit codes are
+// within 3 bits of each other with probability ~2e-15 per pair, so the exact answer is the planted
+// pairs: neighbours with 0..4 bits flipped, and a block of 40 identical codes (one long run).
+TEST(JoinTest, LargeInputFindsExactlyThePlantedPairsOnEveryThreadCount) {
+  const size_t n = 150'000;
+  auto codes = testing::MakeCodes(DataKind::kUniform, n, 9);
+  std::mt19937_64 rng(10);
+  std::vector<Pair> expected;
+  for (uint32_t i = 0; i + 1 < 100'000; i += 7) {
+    const int flips = static_cast<int>(i % 5);
+    codes[i + 1] = testing::FlipBits(codes[i], flips, rng);
+    if (flips <= 3) expected.push_back(Pair{i, i + 1, flips});
+  }
+  for (uint32_t i = 120'000; i < 120'040; ++i) {
+    codes[i] = codes[120'000];
+    for (uint32_t j = 120'000; j < i; ++j) expected.push_back(Pair{j, i, 0});
+  }
+  std::sort(expected.begin(), expected.end(), [](const Pair& x, const Pair& y) {
+    return x.first != y.first ? x.first < y.first : x.second < y.second;
+  });
+  for (int threads : {1, 2, 3}) {
+    JoinOptions options;
+    options.threads = threads;
+    auto pairs = FindAllPairs(codes, 3, options);
+    ASSERT_TRUE(pairs.ok());
+    EXPECT_EQ(*pairs, expected) << threads << " threads";
+  }
 }
 
 // Components by repeated relaxation: every item takes the best label among its neighbours.
