@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Throughput of `neardup dedup`: the default (accurate: sketches, band join, verification) against the
-# same pipeline without verification (the SimHash join at k=3 over the same features), and the SimHash
-# method with its classic word 3-grams; same input, same machine, run alternately, medians of RUNS.
+# same pipeline without verification (the SimHash join at k=3 over the same features), the SimHash
+# method with its word 3-grams, and the classic method (keywords, k=3); same input, same machine, run
+# alternately, medians of RUNS.
 # Usage: bench/quality/throughput.sh BUILD_DIR [RUNS]   (after make quality built the collections)
 set -euo pipefail
 build=${1:?usage: throughput.sh BUILD_DIR [RUNS]}
@@ -20,10 +21,11 @@ declare -A commands=(
   [default]="$nd dedup -q $work/all.jsonl --report $work/report.json"
   [no-verification]="$nd dedup -q --method simhash -k 3 --shingle-unit char -n 5 --weighting distinct --fold t2s $work/all.jsonl --report $work/report.json"
   [simhash-word3]="$nd dedup -q --method simhash -k 3 $work/all.jsonl --report $work/report.json"
+  [classic]="$nd dedup -q --method simhash --mode keywords -k 3 $work/all.jsonl --report $work/report.json"
 )
 declare -A times=()
 for ((i = 0; i < runs; ++i)); do
-  for name in default no-verification simhash-word3; do
+  for name in default no-verification simhash-word3 classic; do
     start=$(date +%s.%N)
     ${commands[$name]}
     end=$(date +%s.%N)
@@ -33,7 +35,7 @@ done
 median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 printf 'input: %s documents, %.1f MB; %s runs each, medians\n' "$(wc -l <"$work/all.jsonl")" \
   "$(echo "$bytes / 1000000" | bc -l)" "$runs"
-for name in default no-verification simhash-word3; do
+for name in default no-verification simhash-word3 classic; do
   m=$(echo "${times[$name]}" | median)
   printf '%-16s %6.2f s %6.1f MB/s\n' "$name" "$m" "$(echo "$bytes / 1000000 / $m" | bc -l)"
 done
