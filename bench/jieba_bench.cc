@@ -1,8 +1,10 @@
 // Chinese segmentation, keywords and the keywords fingerprint, one thread, on real text. Times are
 // CPU time (per-core throughput; the machine may be shared).
 // Cases:
-//   BM_LoadDictionary       jieba's dict.txt and HMM tables (Dictionary::Load)
-//   BM_LoadKeywordModel     the same plus idf.txt, joined (what `neardup keywords` loads)
+//   BM_LoadDictionary/cold  jieba's dict.txt and HMM tables parsed (Dictionary::Load, no cache)
+//   BM_LoadDictionary/warm  the same from the cache file in $NEARDUP_CACHE_DIR (keys checked)
+//   BM_LoadKeywordModel/cold  the same plus idf.txt, joined (what `neardup keywords` loads), no cache
+//   BM_LoadKeywordModel/warm  the same from the cache files
 //   BM_Segment              Segmenter::Cut (jieba.lcut) of each line of $NEARDUP_ZH_LINES
 //   BM_Keywords             KeywordExtractor::Extract(doc, 20) of each document of $NEARDUP_ZH_DOCS
 //   BM_KeywordsFingerprint  Fingerprinter (mode keywords, automatic N) of each document
@@ -49,32 +51,41 @@ size_t TotalBytes(const std::vector<std::string>& texts) {
   return bytes;
 }
 
+// Argument 0: parse the files (no cache); 1: load the cache files (written before timing).
 void BM_LoadDictionary(benchmark::State& state) {
+  neardup::DictionaryOptions options;
+  options.use_cache = state.range(0) == 1;
+  if (!neardup::Dictionary::Load(options).ok()) {
+    state.SkipWithError("jieba files not found");
+    return;
+  }
   for (auto _ : state) {
-    auto dict = neardup::Dictionary::Load({});
-    if (!dict.ok()) {
-      state.SkipWithError("jieba files not found");
-      return;
-    }
+    auto dict = neardup::Dictionary::Load(options);
     benchmark::DoNotOptimize(dict);
   }
 }
-BENCHMARK(BM_LoadDictionary)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_LoadDictionary)->ArgName("warm")->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond);
 
 void BM_LoadKeywordModel(benchmark::State& state) {
+  const bool warm = state.range(0) == 1;
+  neardup::DictionaryOptions dictionary_options;
+  dictionary_options.use_cache = warm;
+  neardup::KeywordModelOptions model_options;
+  model_options.use_cache = warm;
+  auto load = [&] {
+    auto dict = neardup::Dictionary::Load(dictionary_options);
+    return dict.ok() ? neardup::KeywordModel::Load(*dict, model_options) : dict.status();
+  };
+  if (!load().ok()) {
+    state.SkipWithError("jieba files not found");
+    return;
+  }
   for (auto _ : state) {
-    auto dict = neardup::Dictionary::Load({});
-    auto dir = neardup::FindJiebaDirectory();
-    auto idf = neardup::IdfTable::Load(*dir + "/analyse/idf.txt");
-    if (!dict.ok() || !idf.ok()) {
-      state.SkipWithError("jieba files not found");
-      return;
-    }
-    auto model = neardup::KeywordModel::Create(*dict, **idf, neardup::StopWords::JiebaDefault());
+    auto model = load();
     benchmark::DoNotOptimize(model);
   }
 }
-BENCHMARK(BM_LoadKeywordModel)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_LoadKeywordModel)->ArgName("warm")->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond);
 
 void BM_Segment(benchmark::State& state) {
   auto dict = neardup::Dictionary::Default();

@@ -119,6 +119,7 @@ void AddKeywordsCommand(CLI::App* app, int* exit_code) {
   command->footer(
       "Output: id<TAB>word:weight<TAB>... per document, or with --json a JSON array of [word, weight].\n"
       "Same as Python's jieba.analyse.extract_tags(text, topK=N, withWeight=True).\n"
+      + std::string(kDictionaryCacheHelp) +
       "Example:\n"
       "  echo '我来到北京清华大学，清华大学是一所大学' | neardup keywords --top 3\n"
       "  neardup keywords --jsonl --json --idf my_idf.txt pages.jsonl");

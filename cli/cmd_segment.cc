@@ -68,6 +68,7 @@ void AddSegmentCommand(CLI::App* app, int* exit_code) {
   command->footer(
       "Output: one line per document, the words joined by the delimiter, or a JSON array with --json.\n"
       "Same words as Python's jieba.lcut(text) (--mode all: cut_all=True; search: lcut_for_search).\n"
+      + std::string(kDictionaryCacheHelp) +
       "Example:\n"
       "  echo '我来到北京清华大学' | neardup segment\n"
       "  neardup segment --jsonl --json --user-dict mywords.txt pages.jsonl");

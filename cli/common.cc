@@ -63,16 +63,19 @@ void AddDictionaryFlags(CLI::App* command, DictionaryFlags* flags) {
                       "Directory of jieba's HMM tables prob_*.py (default: jieba's finalseg)");
   command->add_option("--user-dict", flags->user_dict_paths,
                       "User dictionary in jieba's format (repeatable, applied in order)");
+  command->add_flag("--no-cache", flags->no_cache,
+                    "Parse the dictionary files; neither read nor write the cache of parsed files");
 }
 
 Result<std::shared_ptr<const Dictionary>> LoadDictionary(const DictionaryFlags& flags) {
-  if (flags.dict_path.empty() && flags.hmm_dir.empty() && flags.user_dict_paths.empty()) {
+  if (flags.dict_path.empty() && flags.hmm_dir.empty() && flags.user_dict_paths.empty() && !flags.no_cache) {
     return Dictionary::Default();
   }
   DictionaryOptions options;
   options.dict_path = flags.dict_path;
   options.hmm_dir = flags.hmm_dir;
   options.user_dict_paths = flags.user_dict_paths;
+  options.use_cache = !flags.no_cache;
   return Dictionary::Load(options);
 }
 
@@ -86,17 +89,17 @@ void AddWeightFlags(CLI::App* command, WeightFlags* flags) {
 Result<std::shared_ptr<const KeywordModel>> LoadKeywordModel(const DictionaryFlags& dictionary,
                                                              const WeightFlags& weights) {
   const bool default_dictionary = dictionary.dict_path.empty() && dictionary.hmm_dir.empty() &&
-                                  dictionary.user_dict_paths.empty();
+                                  dictionary.user_dict_paths.empty() && !dictionary.no_cache;
   if (default_dictionary && weights.idf_path.empty() && weights.stop_words_path.empty()) {
     return KeywordModel::Default();
   }
   auto dict = LoadDictionary(dictionary);
   if (!dict.ok()) return dict.status();
-  auto idf = weights.idf_path.empty() ? IdfTable::Default() : IdfTable::Load(weights.idf_path);
-  if (!idf.ok()) return idf.status();
-  StopWords stop = StopWords::JiebaDefault();
-  if (!weights.stop_words_path.empty()) NEARDUP_RETURN_IF_ERROR(stop.AddFile(weights.stop_words_path));
-  return KeywordModel::Create(*dict, **idf, std::move(stop));
+  KeywordModelOptions options;
+  options.idf_path = weights.idf_path;
+  options.stop_words_path = weights.stop_words_path;
+  options.use_cache = !dictionary.no_cache;
+  return KeywordModel::Load(*dict, options);
 }
 
 void AppendDouble(double value, std::string* out) {

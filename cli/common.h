@@ -38,7 +38,14 @@ struct DictionaryFlags {
   std::string dict_path;
   std::string hmm_dir;
   std::vector<std::string> user_dict_paths;
+  bool no_cache = false;  // --no-cache: parse the files, neither read nor write the cache
 };
+
+// The paragraph of --help about the cache of parsed dictionaries.
+inline constexpr const char* kDictionaryCacheHelp =
+    "Cache: the parsed dictionary, HMM and IDF tables are kept in $NEARDUP_CACHE_DIR, else\n"
+    "$XDG_CACHE_HOME/neardup, else ~/.cache/neardup, and reused while the files are unchanged\n"
+    "(path, size, content hash); --no-cache parses them every time.\n";
 
 void AddDictionaryFlags(CLI::App* command, DictionaryFlags* flags);
 Result<std::shared_ptr<const Dictionary>> LoadDictionary(const DictionaryFlags& flags);

@@ -30,6 +30,7 @@ namespace neardup {
 
 namespace weight_internal {
 class KeywordCounter;
+class KeywordModelCache;
 
 // Lets string-keyed maps be searched with a std::string_view without a copy.
 struct StringHash {
@@ -104,6 +105,15 @@ class StopWords {
   bool ascii_only_ = true;  // every stop word starts with an ASCII byte (or is empty)
 };
 
+// Where a KeywordModel's IDF table and stop words come from.
+struct KeywordModelOptions {
+  std::string idf_path;         // empty: jieba's analyse/idf.txt (IdfTable::Default())
+  std::string stop_words_path;  // empty: jieba's English stop words only
+  // Use the cache file of the IDF table joined with the dictionary (doc/segment.md, "Cache files"),
+  // as DictionaryOptions::use_cache does. Needs a dictionary loaded with its cache key.
+  bool use_cache = true;
+};
+
 // A dictionary, an IDF table and stop words, joined for fast lookups (the IDF of each dictionary word
 // is found by its trie node). It keeps what it needs of the table, not the table. Immutable; share it.
 class KeywordModel {
@@ -111,7 +121,12 @@ class KeywordModel {
   static std::shared_ptr<const KeywordModel> Create(std::shared_ptr<const Dictionary> dictionary,
                                                     const IdfTable& idf, StopWords stop_words);
 
-  // jieba's dictionary, IDF table and stop words, loaded once per process.
+  // Loads the IDF table and stop words named by `options` and joins them with `dictionary`, through
+  // the cache when it matches. Errors: those of IdfTable::Load and StopWords::AddFile.
+  static Result<std::shared_ptr<const KeywordModel>> Load(std::shared_ptr<const Dictionary> dictionary,
+                                                          const KeywordModelOptions& options);
+
+  // jieba's dictionary, IDF table and stop words, loaded once per process (through the cache).
   static Result<std::shared_ptr<const KeywordModel>> Default();
 
   const std::shared_ptr<const Dictionary>& dictionary() const { return dictionary_; }
@@ -127,6 +142,7 @@ class KeywordModel {
   double IdfOfNode(int32_t node) const { return node_idf_[static_cast<size_t>(node)]; }
 
  private:
+  friend class weight_internal::KeywordModelCache;
   KeywordModel() = default;
   std::shared_ptr<const Dictionary> dictionary_;
   double median_idf_ = 0;

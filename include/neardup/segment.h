@@ -44,6 +44,11 @@ struct DictionaryOptions {
   // User dictionaries, applied in order as jieba.load_userdict() does: "word [frequency] [tag]" per
   // line; a missing frequency is jieba's suggest_freq(word), a frequency of 0 deletes the word.
   std::vector<std::string> user_dict_paths;
+  // Use the cache file of the parsed dictionary (doc/segment.md, "Cache files"): load it when it
+  // matches the files above byte for byte, otherwise parse them and write it. It lives in
+  // $NEARDUP_CACHE_DIR, else $XDG_CACHE_HOME/neardup, else ~/.cache/neardup; a missing, damaged or
+  // unwritable cache only costs the parsing time.
+  bool use_cache = true;
 };
 
 // The directory of jieba's data files found by the rule above, or NotFound listing where it looked.

@@ -4,6 +4,7 @@
 #include <mutex>
 
 #include "neardup/segment.h"
+#include "segment/dictionary_cache.h"
 #include "segment/dictionary_data.h"
 #include "text/utf8.h"
 
@@ -56,8 +57,21 @@ Result<std::shared_ptr<const Dictionary>> Dictionary::Load(const DictionaryOptio
   if (!IsDirectory(resolved.hmm_dir)) {
     return Status::NotFound("jieba HMM model directory " + resolved.hmm_dir + " does not exist");
   }
+  std::optional<util_internal::CacheKey> key;
+  const std::string cache_directory = resolved.use_cache ? util_internal::CacheDirectory() : std::string();
+  if (!cache_directory.empty()) key = segment_internal::DictionaryCacheKey(resolved);
+  if (key) {
+    if (auto cached = segment_internal::ReadDictionaryCache(cache_directory, *key)) {
+      cached->sources = resolved;
+      return std::shared_ptr<const Dictionary>(new Dictionary(std::move(cached)));
+    }
+  }
   auto data = segment_internal::LoadDictionaryData(resolved);
   if (!data.ok()) return data.status();
+  if (key) {
+    segment_internal::WriteDictionaryCache(**data, cache_directory, *key);
+    (*data)->cache_key = key->material();
+  }
   return std::shared_ptr<const Dictionary>(new Dictionary(std::move(*data)));
 }
 

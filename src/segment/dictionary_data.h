@@ -39,6 +39,9 @@ class DictionaryData {
   double log_total = 0;
   HmmModel hmm;
   DictionaryOptions sources;
+  // The key of its cache file (util/cache_file.h), which keyword models extend; empty when a source
+  // could not be read for it.
+  std::string cache_key;
 
   // FREQ.get(word) for a word given as codes (all non-zero).
   std::optional<int64_t> FrequencyOfCodes(std::u16string_view codes) const {

@@ -1,6 +1,7 @@
 #include "segment/double_array.h"
 
 #include <algorithm>
+#include <climits>
 #include <numeric>
 
 namespace neardup::segment_internal {
@@ -170,6 +171,36 @@ DoubleArrayTrie DoubleArrayTrie::Build(std::span<const std::u16string_view> keys
   Builder builder(keys, values, trie.symbols_);
   trie.units_ = builder.Run();
   trie.values_ = std::move(builder.values());
+  return trie;
+}
+
+std::optional<DoubleArrayTrie> DoubleArrayTrie::FromParts(std::vector<Unit> units,
+                                                          std::vector<int32_t> values,
+                                                          std::vector<CharCode> symbols,
+                                                          size_t value_limit) {
+  const size_t size = units.size();
+  if (size == 0 || values.size() != size || symbols.size() != kCodeCount || units[0].check != -2 ||
+      size > size_t{INT32_MAX}) {
+    return std::nullopt;
+  }
+  for (CharCode symbol : symbols) {
+    if (symbol >= kCodeCount) return std::nullopt;
+  }
+  for (size_t i = 0; i < size; ++i) {
+    const Unit& unit = units[i];
+    if (unit.check == -1) continue;  // a free slot is never reached
+    if (unit.check < -2 || static_cast<size_t>(unit.check + 2) > size + 1 || unit.base < 0 ||
+        static_cast<size_t>(unit.base) + kCodeCount > size) {
+      return std::nullopt;
+    }
+  }
+  for (int32_t value : values) {
+    if (value < kNoValue || (value >= 0 && static_cast<size_t>(value) >= value_limit)) return std::nullopt;
+  }
+  DoubleArrayTrie trie;
+  trie.units_ = std::move(units);
+  trie.values_ = std::move(values);
+  trie.symbols_ = std::move(symbols);
   return trie;
 }
 

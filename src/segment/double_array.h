@@ -12,6 +12,7 @@
 #define NEARDUP_SEGMENT_DOUBLE_ARRAY_H_
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string_view>
 #include <vector>
@@ -42,6 +43,12 @@ class DoubleArrayTrie {
   static DoubleArrayTrie Build(std::span<const std::u16string_view> keys,
                                std::span<const int32_t> values);
 
+  // A trie from the arrays of another one (units(), values(), symbols()), as read from a cache file:
+  // nullopt unless they are consistent (every lookup stays inside the arrays, every value is below
+  // `value_limit`), so that damaged arrays can never make a lookup read out of bounds.
+  static std::optional<DoubleArrayTrie> FromParts(std::vector<Unit> units, std::vector<int32_t> values,
+                                                  std::vector<CharCode> symbols, size_t value_limit);
+
   int32_t Child(int32_t node, CharCode code) const {
     const auto t = static_cast<uint32_t>(units_[static_cast<uint32_t>(node)].base) + symbols_[code];
     return units_[t].check == node ? static_cast<int32_t>(t) : kNoNode;
@@ -61,6 +68,8 @@ class DoubleArrayTrie {
   }
 
   const std::vector<Unit>& units() const { return units_; }
+  const std::vector<int32_t>& values() const { return values_; }
+  const std::vector<CharCode>& symbols() const { return symbols_; }
   size_t MemoryBytes() const {
     return units_.capacity() * sizeof(Unit) + values_.capacity() * sizeof(int32_t) +
            symbols_.capacity() * sizeof(CharCode);

@@ -4,6 +4,7 @@
 #include "neardup/keywords.h"
 #include "neardup/text.h"
 #include "segment/dictionary_data.h"
+#include "weight/keyword_cache.h"
 #include "weight/keyword_counter.h"
 
 namespace neardup {
@@ -33,20 +34,40 @@ std::shared_ptr<const KeywordModel> KeywordModel::Create(std::shared_ptr<const D
   return model;
 }
 
+Result<std::shared_ptr<const KeywordModel>> KeywordModel::Load(std::shared_ptr<const Dictionary> dictionary,
+                                                               const KeywordModelOptions& options) {
+  StopWords stop_words = StopWords::JiebaDefault();
+  if (!options.stop_words_path.empty()) NEARDUP_RETURN_IF_ERROR(stop_words.AddFile(options.stop_words_path));
+  std::string idf_path = options.idf_path;
+  if (idf_path.empty()) {
+    auto dir = FindJiebaDirectory();
+    if (!dir.ok()) return dir.status();
+    idf_path = *dir + "/analyse/idf.txt";
+  }
+  const std::string cache_directory = options.use_cache ? util_internal::CacheDirectory() : std::string();
+  std::optional<util_internal::CacheKey> key;
+  if (!cache_directory.empty()) key = weight_internal::KeywordModelCache::Key(*dictionary, idf_path);
+  if (key) {
+    if (auto cached = weight_internal::KeywordModelCache::Read(cache_directory, *key, dictionary)) {
+      cached->stop_words_ = std::move(stop_words);
+      return std::shared_ptr<const KeywordModel>(std::move(cached));
+    }
+  }
+  auto idf = IdfTable::Load(idf_path);
+  if (!idf.ok()) return idf.status();
+  auto model = Create(std::move(dictionary), **idf, std::move(stop_words));
+  if (key) weight_internal::KeywordModelCache::Write(*model, cache_directory, *key);
+  return model;
+}
+
 Result<std::shared_ptr<const KeywordModel>> KeywordModel::Default() {
   static std::once_flag once;
   static Result<std::shared_ptr<const KeywordModel>>* loaded = nullptr;
   std::call_once(once, [] {
     auto dictionary = Dictionary::Default();
-    auto idf = IdfTable::Default();
-    if (!dictionary.ok()) {
-      loaded = new Result<std::shared_ptr<const KeywordModel>>(dictionary.status());
-    } else if (!idf.ok()) {
-      loaded = new Result<std::shared_ptr<const KeywordModel>>(idf.status());
-    } else {
-      loaded = new Result<std::shared_ptr<const KeywordModel>>(
-          Create(*dictionary, **idf, StopWords::JiebaDefault()));
-    }
+    loaded = new Result<std::shared_ptr<const KeywordModel>>(
+        dictionary.ok() ? Load(*dictionary, KeywordModelOptions{})
+                        : Result<std::shared_ptr<const KeywordModel>>(dictionary.status()));
   });
   return *loaded;
 }

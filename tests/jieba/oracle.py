@@ -107,11 +107,28 @@ def synthetic_lines(count):
     return lines
 
 
-def run_neardup(args, stdin_text):
-    result = subprocess.run(args, input=stdin_text.encode("utf-8"), capture_output=True)
+def run_neardup_once(args, stdin_text, cache_dir):
+    env = dict(os.environ, NEARDUP_CACHE_DIR=cache_dir)
+    result = subprocess.run(args, input=stdin_text.encode("utf-8"), capture_output=True, env=env)
     if result.returncode != 0:
         sys.exit("%s failed (%d): %s" % (" ".join(args), result.returncode, result.stderr.decode()))
     return [json.loads(line) for line in result.stdout.decode("utf-8").split("\n") if line]
+
+
+def run_neardup(args, stdin_text):
+    """Runs neardup twice with a fresh cache directory: first with no cache file present (it parses
+    jieba's files and writes the cache), then from the cache; both outputs must be the same."""
+    with tempfile.TemporaryDirectory(prefix="neardup-oracle-cache-") as cache_dir:
+        parsed = run_neardup_once(args, stdin_text, cache_dir)
+        if not os.listdir(cache_dir):
+            sys.exit("%s wrote no cache file in %s" % (" ".join(args), cache_dir))
+        cached = run_neardup_once(args, stdin_text, cache_dir)
+    if cached != parsed:
+        first = next(i for i, (a, b) in enumerate(zip(parsed, cached + [None] * len(parsed))) if a != b)
+        sys.exit("output from the cache differs from the parsed dictionary at line %d:\n  %s\n  %s" %
+                 (first + 1, json.dumps(parsed[first], ensure_ascii=False)[:300],
+                  json.dumps(cached[first] if first < len(cached) else None, ensure_ascii=False)[:300]))
+    return parsed
 
 
 def report(kind, total, differences):
