@@ -229,59 +229,10 @@ Status ForEachWholeDocument(const InputFlags& flags, uint64_t max_bytes,
   return ForEachDocument(flags, &sink);
 }
 
-void AppendJsonString(std::string_view s, std::string* out) {
-  std::string cleaned;
-  if (FindInvalidUtf8(s) != s.size()) {
-    cleaned = ReplaceInvalidUtf8(s);
-    s = cleaned;
-  }
-  out->push_back('"');
-  for (char c : s) {
-    switch (c) {
-      case '"': out->append("\\\""); break;
-      case '\\': out->append("\\\\"); break;
-      case '\n': out->append("\\n"); break;
-      case '\r': out->append("\\r"); break;
-      case '\t': out->append("\\t"); break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          char escaped[8];
-          std::snprintf(escaped, sizeof(escaped), "\\u%04x", static_cast<unsigned char>(c));
-          out->append(escaped);
-        } else {
-          out->push_back(c);
-        }
-    }
-  }
-  out->push_back('"');
-}
-
-void AppendTsvField(std::string_view s, std::string* out) {
-  for (char c : s) {
-    switch (c) {
-      case '\t': out->append("\\t"); break;
-      case '\n': out->append("\\n"); break;
-      case '\r': out->append("\\r"); break;
-      case '\\': out->append("\\\\"); break;
-      default: out->push_back(c);
-    }
-  }
-}
-
 void AppendNumber(double value, std::string* out) {
   char buffer[32];
   auto [end, error] = std::to_chars(buffer, buffer + sizeof(buffer), value);
   out->append(buffer, error == std::errc() ? static_cast<size_t>(end - buffer) : 0);
-}
-
-void AppendHex64(uint64_t value, std::string* out) {
-  static constexpr char kDigits[] = "0123456789abcdef";
-  char hex[16];
-  for (int i = 15; i >= 0; --i) {
-    hex[i] = kDigits[value & 0xF];
-    value >>= 4;
-  }
-  out->append(hex, 16);
 }
 
 int ReportError(std::string_view command, const Status& status) {

@@ -13,6 +13,7 @@
 
 #include "neardup/keywords.h"
 #include "neardup/segment.h"
+#include "neardup/format.h"
 #include "neardup/simhash.h"
 #include "neardup/status.h"
 
@@ -124,17 +125,8 @@ class Output {
   std::string buffer_;
 };
 
-// Appends s as a JSON string literal (quotes included). Invalid UTF-8 becomes U+FFFD.
-void AppendJsonString(std::string_view s, std::string* out);
-
-// Appends s for a TSV field: tab, newline, carriage return and backslash become \t \n \r \\.
-void AppendTsvField(std::string_view s, std::string* out);
-
 // The shortest decimal form that reads back as the same double (2, 0.5, 1.2345678901234567).
 void AppendNumber(double value, std::string* out);
-
-// 16 lowercase hex digits.
-void AppendHex64(uint64_t value, std::string* out);
 
 // Prints "neardup <command>: <message>" on stderr and returns the exit code for the status.
 int ReportError(std::string_view command, const Status& status);

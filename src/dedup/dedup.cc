@@ -13,6 +13,7 @@
 #include "dedup/id_table.h"
 #include "dedup/output_file.h"
 #include "dedup/signature_groups.h"
+#include "neardup/format.h"
 #include "neardup/index.h"
 #include "neardup/input.h"
 #include "neardup/join.h"
@@ -70,43 +71,6 @@ Status CheckOptions(const DedupOptions& options) {
     return Status::InvalidArgument("keeping by priority needs a priority field");
   }
   return Status::OK();
-}
-
-// Appends a JSON string literal.
-void AppendJson(std::string_view s, std::string* out) {
-  out->push_back('"');
-  for (char c : s) {
-    switch (c) {
-      case '"': out->append("\\\""); break;
-      case '\\': out->append("\\\\"); break;
-      case '\n': out->append("\\n"); break;
-      case '\r': out->append("\\r"); break;
-      case '\t': out->append("\\t"); break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          static constexpr char kHex[] = "0123456789abcdef";
-          out->append("\\u00");
-          out->push_back(kHex[(c >> 4) & 0xF]);
-          out->push_back(kHex[c & 0xF]);
-        } else {
-          out->push_back(c);
-        }
-    }
-  }
-  out->push_back('"');
-}
-
-// Appends a TSV field: tab, newline, carriage return and backslash escaped.
-void AppendTsv(std::string_view s, std::string* out) {
-  for (char c : s) {
-    switch (c) {
-      case '\t': out->append("\\t"); break;
-      case '\n': out->append("\\n"); break;
-      case '\r': out->append("\\r"); break;
-      case '\\': out->append("\\\\"); break;
-      default: out->push_back(c);
-    }
-  }
 }
 
 // Appends "<TAB>distance<NEWLINE>".
@@ -386,16 +350,16 @@ Status Job::WriteDuplicatesAndClusters() {
     ++report_.duplicates;
     if (!dups_out_.is_open()) continue;
     std::string& out = dups_out_.buffer();
-    AppendTsv(table_.id(d), &out);
+    AppendTsvField(table_.id(d), &out);
     out.push_back('\t');
     if (group_of_[d] == kNone) {
       const IndexMatch& m = index_matches_[next_match++];
       const auto& ids = index_ids_[m.index];
-      AppendTsv(ids.Has(m.id) ? ids.Get(m.id) : std::string_view(std::to_string(m.id)), &out);
+      AppendTsvField(ids.Has(m.id) ? ids.Get(m.id) : std::string_view(std::to_string(m.id)), &out);
       AppendDistance(m.distance, &out);
     } else {
       const uint32_t kept = kept_of_[component_[group_of_[d]]];
-      AppendTsv(table_.id(kept), &out);
+      AppendTsvField(table_.id(kept), &out);
       if (accurate_) {
         AppendJaccard(GroupJaccard(group_of_[d], group_of_[kept]), &out);
       } else {
@@ -424,13 +388,13 @@ Status Job::WriteDuplicatesAndClusters() {
     written[c] = true;
     std::string& out = clusters_out_.buffer();
     out.append("{\"representative\":");
-    AppendJson(table_.id(kept_of_[c]), &out);
+    AppendJsonString(table_.id(kept_of_[c]), &out);
     out.append(",\"size\":");
     out.append(std::to_string(component_size_[c]));
     out.append(",\"members\":[");
     for (uint32_t i = starts[c]; i < starts[c + 1]; ++i) {
       if (i != starts[c]) out.push_back(',');
-      AppendJson(table_.id(members[i]), &out);
+      AppendJsonString(table_.id(members[i]), &out);
     }
     out.append("]}\n");
     clusters_out_.MaybeDrain();
@@ -444,9 +408,9 @@ Status Job::WritePairs() {
   auto write = [&](uint32_t a, uint32_t b, int distance, double jaccard) {
     if (a > b) std::swap(a, b);
     std::string& out = pairs_out_.buffer();
-    AppendTsv(table_.id(a), &out);
+    AppendTsvField(table_.id(a), &out);
     out.push_back('\t');
-    AppendTsv(table_.id(b), &out);
+    AppendTsvField(table_.id(b), &out);
     if (accurate_) {
       AppendJaccard(jaccard, &out);
     } else {
@@ -661,7 +625,7 @@ std::string DedupReport::ToJson() const {
   std::string errors = "[";
   for (size_t i = 0; i < first_errors.size(); ++i) {
     if (i) errors.push_back(',');
-    AppendJson(first_errors[i], &errors);
+    AppendJsonString(first_errors[i], &errors);
   }
   field("first_errors", errors + "]");
   std::string histogram = "{";
@@ -679,7 +643,7 @@ std::string DedupReport::ToJson() const {
   for (size_t i = 0; i < stages.size(); ++i) {
     if (i) stage_list.push_back(',');
     std::string name;
-    AppendJson(stages[i].stage, &name);
+    AppendJsonString(stages[i].stage, &name);
     char numbers[96];
     std::snprintf(numbers, sizeof(numbers), ",\"seconds\":%.3f,\"mb_per_second\":%.1f}", stages[i].seconds,
                   stages[i].megabytes_per_second);
@@ -691,7 +655,7 @@ std::string DedupReport::ToJson() const {
   field("seconds", seconds_text);
   field("threads", std::to_string(threads));
   std::string s;
-  AppendJson(settings, &s);
+  AppendJsonString(settings, &s);
   field("settings", s);
   out.append("}\n");
   return out;

@@ -6,41 +6,11 @@
 #include <cstdio>
 #include <cstring>
 
+#include "neardup/format.h"
 #include "neardup/input.h"
 
 namespace neardup::dedup_internal {
 namespace {
-
-void Escape(std::string_view s, std::string* out) {
-  for (char c : s) {
-    switch (c) {
-      case '\t': out->append("\\t"); break;
-      case '\n': out->append("\\n"); break;
-      case '\r': out->append("\\r"); break;
-      case '\\': out->append("\\\\"); break;
-      default: out->push_back(c);
-    }
-  }
-}
-
-bool Unescape(std::string_view s, std::string* out) {
-  out->clear();
-  for (size_t i = 0; i < s.size(); ++i) {
-    if (s[i] != '\\') {
-      out->push_back(s[i]);
-      continue;
-    }
-    if (++i == s.size()) return false;
-    switch (s[i]) {
-      case 't': out->push_back('\t'); break;
-      case 'n': out->push_back('\n'); break;
-      case 'r': out->push_back('\r'); break;
-      case '\\': out->push_back('\\'); break;
-      default: return false;
-    }
-  }
-  return true;
-}
 
 std::string Hex(uint64_t v) {
   char text[17];
@@ -60,7 +30,7 @@ Status IdTable::Save(const std::string& path) const {
   std::string line;
   for (size_t i = 0; i < size() && ok; ++i) {
     line.clear();
-    Escape(Get(i), &line);
+    AppendTsvField(Get(i), &line);
     line.push_back('\n');
     XXH3_64bits_update(state, line.data(), line.size());
     ok = std::fwrite(line.data(), 1, line.size(), f) == line.size();
@@ -92,7 +62,7 @@ Result<IdTable> IdTable::Load(const std::string& path) {
   std::string id;
   for (uint64_t i = 0; i < count; ++i) {
     more = (*reader)->ReadLine(&line, 1 << 20);
-    if (!more.ok() || !*more || !Unescape(line, &id)) {
+    if (!more.ok() || !*more || !ParseTsvField(line, &id)) {
       XXH3_freeState(state);
       return corrupt(i + 2, more.ok() && *more ? "bad escape" : "truncated");
     }

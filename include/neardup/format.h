@@ -1,0 +1,27 @@
+// Text forms shared by every output of neardup (TSV and JSON Lines), so that the CLI, the batch job
+// and files on disk escape the same way.
+#ifndef NEARDUP_FORMAT_H_
+#define NEARDUP_FORMAT_H_
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace neardup {
+
+// Appends s as a JSON string literal (quotes included). Control characters are escaped; invalid UTF-8
+// becomes U+FFFD, so the output is always valid JSON.
+void AppendJsonString(std::string_view s, std::string* out);
+
+// Appends s as a TSV field: tab, newline, carriage return and backslash become \t \n \r \\.
+void AppendTsvField(std::string_view s, std::string* out);
+
+// Undoes AppendTsvField. False on a malformed escape (a lone backslash or an unknown letter).
+bool ParseTsvField(std::string_view field, std::string* out);
+
+// 16 lowercase hex digits, most significant first.
+void AppendHex64(uint64_t value, std::string* out);
+
+}  // namespace neardup
+
+#endif  // NEARDUP_FORMAT_H_
