@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "index/index_format.h"
 #include "index/permuted_table_index.h"
 
 namespace neardup {
@@ -17,11 +18,11 @@ using index_internal::PermutedTableIndex;
 using index_internal::Segment;
 using index_internal::TableView;
 
-constexpr char kMagic[8] = {'N', 'D', 'U', 'P', 'I', 'D', 'X', '\n'};
-constexpr uint32_t kVersion = 1;
-constexpr size_t kHeaderBytes = 128;
-constexpr size_t kChecksumOffset = 120;
-constexpr size_t kSectionEntryBytes = 32;
+constexpr auto& kMagic = index_internal::kIndexMagic;
+constexpr uint32_t kVersion = index_internal::kIndexVersion;
+constexpr size_t kHeaderBytes = index_internal::kIndexHeaderBytes;
+constexpr size_t kChecksumOffset = index_internal::kIndexChecksumOffset;
+constexpr size_t kSectionEntryBytes = index_internal::kIndexSectionEntryBytes;
 constexpr size_t kAlignment = 64;
 
 enum SectionKind : uint32_t { kIds = 1, kCodes = 2, kDirectory = 3, kFragments = 4, kRows = 5 };

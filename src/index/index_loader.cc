@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "index/index_format.h"
 #include "index/permuted_table_index.h"
 
 namespace neardup {
@@ -18,11 +19,11 @@ using index_internal::PermutedTableIndex;
 using index_internal::Segment;
 using index_internal::TableView;
 
-constexpr char kMagic[8] = {'N', 'D', 'U', 'P', 'I', 'D', 'X', '\n'};
-constexpr uint32_t kVersion = 1;
-constexpr size_t kHeaderBytes = 128;
-constexpr size_t kChecksumOffset = 120;
-constexpr size_t kSectionEntryBytes = 32;
+constexpr auto& kMagic = index_internal::kIndexMagic;
+constexpr uint32_t kVersion = index_internal::kIndexVersion;
+constexpr size_t kHeaderBytes = index_internal::kIndexHeaderBytes;
+constexpr size_t kChecksumOffset = index_internal::kIndexChecksumOffset;
+constexpr size_t kSectionEntryBytes = index_internal::kIndexSectionEntryBytes;
 constexpr int kMaxPrefixBits = 30;
 
 // The file's bytes: a private read-only mapping, or a heap copy aligned for uint64_t.
