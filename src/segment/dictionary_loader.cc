@@ -231,19 +231,26 @@ Status LineError(const std::string& path, size_t line, std::string_view what, st
                                  shown + "'");
 }
 
-// gen_pfdict: "word freq [...]" per line, fields separated by single spaces.
-Status LoadMainDictionary(const std::string& path, FrequencyTable* table) {
-  auto content = ReadWholeFile(path);
-  if (!content.ok()) return content.status().WithContext("jieba dictionary");
-  std::string_view text = *content;
+// Calls on_line(1-based number, line without surrounding ASCII white space) for every line of a
+// dictionary file's text; the first non-OK status stops the loop and is returned.
+template <typename OnLine>
+Status ForEachLine(std::string_view text, OnLine&& on_line) {
   size_t line_number = 0;
   for (size_t pos = 0; pos < text.size();) {
     size_t end = text.find('\n', pos);
     if (end == std::string_view::npos) end = text.size();
     const std::string_view raw = text.substr(pos, end - pos);
     pos = end + 1;
-    ++line_number;
-    const std::string_view line = StripAscii(raw);
+    NEARDUP_RETURN_IF_ERROR(on_line(++line_number, StripAscii(raw)));
+  }
+  return Status::OK();
+}
+
+// gen_pfdict: "word freq [...]" per line, fields separated by single spaces.
+Status LoadMainDictionary(const std::string& path, FrequencyTable* table) {
+  auto content = ReadWholeFile(path);
+  if (!content.ok()) return content.status().WithContext("jieba dictionary");
+  NEARDUP_RETURN_IF_ERROR(ForEachLine(*content, [&](size_t line_number, std::string_view line) {
     if (FindInvalidUtf8(line) != line.size()) {
       return LineError(path, line_number, "invalid UTF-8 in dictionary entry", line);
     }
@@ -258,7 +265,8 @@ Status LoadMainDictionary(const std::string& path, FrequencyTable* table) {
       return LineError(path, line_number, "invalid frequency in dictionary entry", line);
     }
     table->AddMainWord(ToCodePoints(line.substr(0, space)), frequency);
-  }
+    return Status::OK();
+  }));
   if (table->total() <= 0) return Status::InvalidArgument(path + ": the frequencies sum to zero");
   return Status::OK();
 }
@@ -297,20 +305,12 @@ Status LoadUserDictionary(const std::string& path, const DictionaryData& base, F
                           DictionaryData* data) {
   auto content = ReadWholeFile(path);
   if (!content.ok()) return content.status().WithContext("user dictionary");
-  std::string_view text = *content;
-  size_t line_number = 0;
-  for (size_t pos = 0; pos < text.size();) {
-    size_t end = text.find('\n', pos);
-    if (end == std::string_view::npos) end = text.size();
-    const std::string_view raw = text.substr(pos, end - pos);
-    pos = end + 1;
-    ++line_number;
-    std::string_view line = StripAscii(raw);
+  return ForEachLine(*content, [&](size_t line_number, std::string_view line) {
     if (FindInvalidUtf8(line) != line.size()) {
       return LineError(path, line_number, "user dictionary must be UTF-8", line);
     }
     if (line.substr(0, 3) == "\xEF\xBB\xBF") line.remove_prefix(3);
-    if (line.empty()) continue;
+    if (line.empty()) return Status::OK();
     const std::u32string cps = ToCodePoints(line);
     std::u32string_view word;
     std::optional<std::u32string_view> frequency_field;
@@ -324,8 +324,8 @@ Status LoadUserDictionary(const std::string& path, const DictionaryData& base, F
       frequency = table->SuggestFrequency(base, word);
     }
     table->AddUserWord(base, word, frequency, data);
-  }
-  return Status::OK();
+    return Status::OK();
+  });
 }
 
 }  // namespace
