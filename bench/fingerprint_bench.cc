@@ -18,6 +18,7 @@
 #include "neardup/cpu.h"
 #include "neardup/hamming.h"
 #include "neardup/simhash.h"
+#include "neardup/sketch.h"
 
 namespace {
 
@@ -112,6 +113,27 @@ void BM_Fold(benchmark::State& state, bool weighted) {
   state.SetLabel(std::string(neardup::SimdLevelName(level)));
 }
 
+// The default sketch (1024 one-bit bins, 20 bands) of a set of state.range(0) distinct feature hashes:
+// a 250-byte document has about 250 character 5-grams.
+void BM_Sketch(benchmark::State& state) {
+  auto sketcher = std::move(neardup::Sketcher::Create({})).value();
+  std::mt19937_64 rng(5);
+  constexpr int kSets = 64;
+  std::vector<std::vector<uint64_t>> sets(kSets);
+  for (auto& set : sets) {
+    for (int64_t i = 0; i < state.range(0); ++i) set.push_back(rng());
+  }
+  std::vector<uint8_t> sketch(sketcher->sketch_bytes());
+  std::vector<uint32_t> keys(static_cast<size_t>(sketcher->options().bands));
+  size_t k = 0;
+  for (auto _ : state) {
+    auto status = sketcher->Compute(sets[k++ % kSets], sketch, keys);
+    benchmark::DoNotOptimize(status);
+    benchmark::DoNotOptimize(sketch.data());
+  }
+  state.SetItemsProcessed(static_cast<int64_t>(state.iterations()));
+}
+
 using neardup::FeatureMode;
 using neardup::ShingleUnit;
 BENCHMARK_CAPTURE(BM_Fingerprint, en/shingles, "en", Mode(FeatureMode::kShingles, ShingleUnit::kWord, 3))
@@ -124,6 +146,7 @@ BENCHMARK_CAPTURE(BM_Fingerprint, zh/shingles, "zh", Mode(FeatureMode::kShingles
     ->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_Fingerprint, zh/terms, "zh", Mode(FeatureMode::kTerms, ShingleUnit::kWord, 3))
     ->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_Sketch)->Arg(30)->Arg(100)->Arg(250)->Arg(1000)->Arg(5000);
 BENCHMARK_CAPTURE(BM_Fold, weighted, true)->DenseRange(0, 2);
 BENCHMARK(BM_HammingScan)->DenseRange(0, 2)->Unit(benchmark::kMillisecond);
 

@@ -99,11 +99,20 @@ void PrintSummary(const DedupReport& r, const DedupFlags& flags) {
                 r.duplicates_of_index ? (", " + std::to_string(r.duplicates_of_index) + " of them of the earlier index").c_str() : "");
   line(buffer);
   if (flags.method == "accurate") {
-    std::snprintf(buffer, sizeof(buffer),
-                  "clusters    %llu of 2 or more documents; %llu pairs with estimated Jaccard >= %g "
-                  "(%llu candidates verified)",
-                  static_cast<unsigned long long>(r.clusters), static_cast<unsigned long long>(r.pairs),
-                  flags.threshold, static_cast<unsigned long long>(r.candidates));
+    if (r.pairs_complete) {
+      std::snprintf(buffer, sizeof(buffer),
+                    "clusters    %llu of 2 or more documents; %llu pairs with estimated Jaccard >= %g "
+                    "(%llu candidates verified)",
+                    static_cast<unsigned long long>(r.clusters), static_cast<unsigned long long>(r.pairs),
+                    flags.threshold, static_cast<unsigned long long>(r.candidates));
+    } else {
+      // Candidates already in one cluster were not verified: the pairs found are not all the pairs.
+      std::snprintf(buffer, sizeof(buffer),
+                    "clusters    %llu of 2 or more documents, joined by %llu pairs with estimated Jaccard "
+                    ">= %g (%llu candidates verified; --pairs finds every pair)",
+                    static_cast<unsigned long long>(r.clusters), static_cast<unsigned long long>(r.pairs),
+                    flags.threshold, static_cast<unsigned long long>(r.candidates));
+    }
   } else {
     std::snprintf(buffer, sizeof(buffer), "clusters    %llu of 2 or more documents; %llu pairs within k=%d",
                   static_cast<unsigned long long>(r.clusters), static_cast<unsigned long long>(r.pairs), flags.k);

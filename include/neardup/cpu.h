@@ -12,7 +12,7 @@ namespace neardup {
 enum class SimdLevel {
   kPortable = 0,  // plain C++, any CPU
   kAvx2 = 1,      // AVX2 + POPCNT + BMI2
-  kAvx512 = 2,    // AVX-512 F, BW and VPOPCNTDQ
+  kAvx512 = 2,    // AVX-512 F, BW, DQ and VPOPCNTDQ
 };
 
 // The best level this CPU supports.

@@ -103,6 +103,9 @@ struct DedupOptions {
   std::string dups_path;      // dup_id<TAB>kept_id<TAB>score (of the dup against the kept document)
   std::string clusters_path;  // {"representative":ID,"size":N,"members":[ID,...]} per cluster of 2+
   std::string pairs_path;     // id_a<TAB>id_b<TAB>score, every near-duplicate pair
+  // kAccurate: verify every candidate pair even without pairs_path, so that DedupReport::pairs counts
+  // all of them (slower on corpora with large clusters).
+  bool all_pairs = false;
   std::string report_path;    // the DedupReport as JSON
 
   // Indexes of earlier corpora (neardup/index.h, saved by save_index): a document within k bits of a
@@ -134,7 +137,12 @@ struct DedupReport {
   uint64_t duplicates = 0;         // documents not kept
   uint64_t duplicates_of_index = 0;  // of them, near-duplicates of the --against index
   uint64_t clusters = 0;           // clusters of two or more documents
-  uint64_t pairs = 0;              // near-duplicate pairs among the inputs
+  // Near-duplicate pairs among the inputs. kAccurate finds them all only when they are asked for
+  // (pairs_path or DedupOptions::all_pairs): otherwise a candidate already in the cluster of the other
+  // document is not verified (the clusters, kept documents and duplicates are the same), pairs then
+  // counts the pairs found and pairs_complete is false.
+  uint64_t pairs = 0;
+  bool pairs_complete = true;
   uint64_t candidates = 0;         // kAccurate: distinct pairs verified by the sketch
   uint64_t empty_documents = 0;    // documents with no features (their fingerprint is 0)
   // cluster_sizes[i] = number of clusters of size in [2^i, 2^(i+1)) (i = 1 for sizes 2..3, ...)

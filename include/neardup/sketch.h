@@ -21,6 +21,7 @@
 // byte-exact definition.
 //
 // Thread safety: a Sketcher is immutable after Create() and may be shared by threads.
+// Estimate() uses the SIMD level in effect at Create() (neardup/cpu.h); results do not depend on it.
 #ifndef NEARDUP_SKETCH_H_
 #define NEARDUP_SKETCH_H_
 
@@ -105,13 +106,21 @@ struct SimilarPair {
 struct BandJoinOptions {
   double threshold = 0.8;  // pairs with estimated Jaccard >= threshold are kept
   int threads = 0;         // 0: one per core
+  // true: every candidate is verified and every pair at or above the threshold is returned. false
+  // (for clustering): a candidate whose two documents are already connected through the pairs found
+  // so far is not verified, so fewer pairs come back, but they connect exactly the same components
+  // as all the pairs would (which of the redundant pairs are left out depends on thread timing).
+  bool all_pairs = true;
 };
 
 // Counters of the work of one join.
 struct BandJoinStats {
   uint64_t band_collisions = 0;  // (band, pair) collisions seen, a pair counted once per band
-  uint64_t candidates = 0;       // distinct pairs verified (each in the first band it collides in)
-  uint64_t pairs = 0;            // of them, pairs kept
+  uint64_t candidates = 0;       // pairs verified: all_pairs, distinct pairs (each in the first band
+                                 // it collides in); else verifications (a dissimilar pair colliding
+                                 // in several bands may be verified again)
+  uint64_t pairs = 0;              // of them, pairs kept
+  uint64_t connected = 0;          // all_pairs = false: candidates not verified (already connected)
 };
 
 // Every pair of documents that share at least one band key and whose sketches estimate Jaccard >=

@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "dedup/documents.h"
+#include "dedup/fingerprint_groups.h"
 #include "dedup/id_table.h"
 #include "dedup/output_file.h"
 #include "dedup/signature_groups.h"
@@ -156,13 +157,30 @@ class Job {
   std::vector<dedup_internal::IdTable> index_ids_;   // per against index (may be empty)
   // Groups of documents joined as one: identical fingerprints (kSimhash) or identical signatures
   // (kAccurate, table_.sketches then holds one sketch per group).
+  // Groups are numbered in order of their first document; once grouped, table_.fingerprints is gone.
   std::vector<uint64_t> distinct_;                    // fingerprint of each group
   std::vector<uint32_t> group_of_;                    // document -> group (kNone: index dup)
-  std::vector<uint32_t> group_members_, group_starts_;  // documents of each group
   std::vector<Pair> pairs_;                           // between distinct fingerprints
   std::vector<uint32_t> component_;                   // distinct fingerprint -> component root
   std::vector<uint32_t> kept_of_;                     // component root -> kept document
   std::vector<uint32_t> component_size_;              // component root -> documents
+  std::vector<bool> kept_;                            // document -> kept
+
+  uint64_t FingerprintOf(uint32_t d) const { return distinct_[group_of_[d]]; }
+  // Documents of each group.
+  std::vector<uint32_t> GroupSizes() const {
+    std::vector<uint32_t> sizes(distinct_.size(), 0);
+    for (uint32_t g : group_of_) {
+      if (g != kNone) ++sizes[g];
+    }
+    return sizes;
+  }
+  // What only the kept lines' copy and the report need is left: the rest goes.
+  void ReleaseGroups() {
+    for (auto* v : {&group_of_, &component_, &kept_of_, &component_size_}) std::vector<uint32_t>().swap(*v);
+    std::vector<uint64_t>().swap(distinct_);
+    std::vector<Pair>().swap(pairs_);
+  }
 };
 
 void Job::Progress(const std::string& stage, uint64_t documents, uint64_t bytes, Clock::time_point start) {
@@ -230,29 +248,11 @@ Status Job::MatchIndexes() {
 
 // Identical fingerprints are joined once: the documents are grouped by fingerprint first.
 void Job::GroupByFingerprint() {
-  const auto n = static_cast<uint32_t>(table_.size());
-  std::vector<std::pair<uint64_t, uint32_t>> order;
-  order.reserve(n - index_matches_.size());
-  size_t next_match = 0;
-  for (uint32_t d = 0; d < n; ++d) {
-    if (next_match < index_matches_.size() && index_matches_[next_match].document == d) {
-      ++next_match;
-      continue;
-    }
-    order.emplace_back(table_.fingerprints[d], d);
-  }
-  std::sort(order.begin(), order.end());
-  group_of_.assign(n, kNone);
-  group_members_.resize(order.size());
-  for (size_t i = 0; i < order.size(); ++i) {
-    if (i == 0 || order[i].first != order[i - 1].first) {
-      distinct_.push_back(order[i].first);
-      group_starts_.push_back(static_cast<uint32_t>(i));
-    }
-    group_of_[order[i].second] = static_cast<uint32_t>(distinct_.size() - 1);
-    group_members_[i] = order[i].second;
-  }
-  group_starts_.push_back(static_cast<uint32_t>(order.size()));
+  group_of_.assign(table_.size(), 0);
+  for (const IndexMatch& m : index_matches_) group_of_[m.document] = kNone;
+  dedup_internal::GroupIdenticalFingerprints(&table_.fingerprints, &group_of_, threads_);
+  distinct_ = std::move(table_.fingerprints);
+  table_.fingerprints = {};
 }
 
 // Identical signatures are joined once; the groups' band keys are joined and verified by the sketch.
@@ -262,23 +262,17 @@ Status Job::GroupAndJoinSketches() {
   const auto bands = static_cast<size_t>(sketcher_->options().bands);
   auto groups = dedup_internal::GroupIdenticalSignatures(left_out, sketcher_->sketch_bytes(), bands, &table_);
   group_of_ = std::move(groups.group_of);
+  // One fingerprint per group, compacted in place (first members ascend, group g's is >= g).
   const size_t count = groups.first_member.size();
-  distinct_.resize(count);
-  for (size_t g = 0; g < count; ++g) distinct_[g] = table_.fingerprints[groups.first_member[g]];
-  // Members of each group in document order (counting sort by group).
-  group_starts_.assign(count + 1, 0);
-  for (uint32_t g : group_of_) {
-    if (g != kNone) ++group_starts_[g + 1];
-  }
-  std::partial_sum(group_starts_.begin(), group_starts_.end(), group_starts_.begin());
-  group_members_.resize(group_starts_.back());
-  std::vector<uint32_t> fill(group_starts_.begin(), group_starts_.end() - 1);
-  for (uint32_t d = 0; d < group_of_.size(); ++d) {
-    if (group_of_[d] != kNone) group_members_[fill[group_of_[d]]++] = d;
-  }
+  for (size_t g = 0; g < count; ++g) table_.fingerprints[g] = table_.fingerprints[groups.first_member[g]];
+  table_.fingerprints.resize(count);
+  distinct_ = std::move(table_.fingerprints);
+  table_.fingerprints = {};
   BandJoinOptions join;
   join.threshold = options_.threshold;
   join.threads = threads_;
+  join.all_pairs = options_.all_pairs || !options_.pairs_path.empty();
+  report_.pairs_complete = join.all_pairs;
   BandJoinStats stats;
   auto similar = FindSimilarPairs(*sketcher_, table_.band_keys, table_.sketches, join, &stats);
   if (!similar.ok()) return similar.status();
@@ -308,6 +302,12 @@ Status Job::JoinAndCluster() {
   if (!roots.ok()) return roots.status();
   component_ = std::move(*roots);
   AddStage("join", start, false);
+  // Pairs among documents: across groups, and within groups of identical fingerprints.
+  {
+    const std::vector<uint32_t> sizes = GroupSizes();
+    for (const Pair& p : pairs_) report_.pairs += uint64_t{sizes[p.first]} * sizes[p.second];
+    for (uint64_t size : sizes) report_.pairs += size * (size - 1) / 2;
+  }
 
   // The kept document of every component, by the keep rule, and the sizes.
   kept_of_.assign(distinct_.size(), kNone);
@@ -318,10 +318,10 @@ Status Job::JoinAndCluster() {
     ++component_size_[c];
     if (kept_of_[c] == kNone || Better(options_.keep, table_, d, kept_of_[c])) kept_of_[c] = d;
   }
-  // Pairs among documents: across groups, and within groups of identical fingerprints.
-  auto group_size = [&](uint32_t u) { return uint64_t{group_starts_[u + 1] - group_starts_[u]}; };
-  for (const Pair& p : pairs_) report_.pairs += group_size(p.first) * group_size(p.second);
-  for (uint32_t u = 0; u < distinct_.size(); ++u) report_.pairs += group_size(u) * (group_size(u) - 1) / 2;
+  kept_.assign(n, false);
+  for (uint32_t kept : kept_of_) {
+    if (kept != kNone) kept_[kept] = true;
+  }
   report_.cluster_size_histogram.assign(33, 0);
   for (uint32_t c = 0; c < distinct_.size(); ++c) {
     if (component_size_[c] < 2) continue;
@@ -334,16 +334,11 @@ Status Job::JoinAndCluster() {
   return Cancelled();
 }
 
-bool IsKept(const std::vector<uint32_t>& group_of, const std::vector<uint32_t>& component,
-            const std::vector<uint32_t>& kept_of, uint32_t d) {
-  return group_of[d] != kNone && kept_of[component[group_of[d]]] == d;
-}
-
 Status Job::WriteDuplicatesAndClusters() {
   const auto n = static_cast<uint32_t>(table_.size());
   size_t next_match = 0;
   for (uint32_t d = 0; d < n; ++d) {
-    if (IsKept(group_of_, component_, kept_of_, d)) {
+    if (kept_[d]) {
       ++report_.kept;
       continue;
     }
@@ -363,7 +358,7 @@ Status Job::WriteDuplicatesAndClusters() {
       if (accurate_) {
         AppendJaccard(GroupJaccard(group_of_[d], group_of_[kept]), &out);
       } else {
-        AppendDistance(std::popcount(table_.fingerprints[d] ^ table_.fingerprints[kept]), &out);
+        AppendDistance(std::popcount(FingerprintOf(d) ^ FingerprintOf(kept)), &out);
       }
     }
     dups_out_.MaybeDrain();
@@ -418,17 +413,30 @@ Status Job::WritePairs() {
     }
     pairs_out_.MaybeDrain();
   };
+  // Members of each group in document order (counting sort by group).
+  std::vector<uint32_t> starts(distinct_.size() + 1, 0);
+  {
+    const std::vector<uint32_t> sizes = GroupSizes();
+    for (uint32_t u = 0; u < distinct_.size(); ++u) starts[u + 1] = starts[u] + sizes[u];
+  }
+  std::vector<uint32_t> members(starts.back());
+  {
+    std::vector<uint32_t> fill(starts.begin(), starts.end() - 1);
+    for (uint32_t d = 0; d < group_of_.size(); ++d) {
+      if (group_of_[d] != kNone) members[fill[group_of_[d]]++] = d;
+    }
+  }
   for (uint32_t u = 0; u < distinct_.size(); ++u) {
-    for (uint32_t i = group_starts_[u]; i < group_starts_[u + 1]; ++i) {
-      for (uint32_t j = i + 1; j < group_starts_[u + 1]; ++j) write(group_members_[i], group_members_[j], 0, 1.0);
+    for (uint32_t i = starts[u]; i < starts[u + 1]; ++i) {
+      for (uint32_t j = i + 1; j < starts[u + 1]; ++j) write(members[i], members[j], 0, 1.0);
     }
   }
   for (size_t k = 0; k < pairs_.size(); ++k) {
     const Pair& p = pairs_[k];
     const double jaccard = accurate_ ? GroupJaccard(p.first, p.second) : 0;
-    for (uint32_t i = group_starts_[p.first]; i < group_starts_[p.first + 1]; ++i) {
-      for (uint32_t j = group_starts_[p.second]; j < group_starts_[p.second + 1]; ++j) {
-        write(group_members_[i], group_members_[j], p.distance, jaccard);
+    for (uint32_t i = starts[p.first]; i < starts[p.first + 1]; ++i) {
+      for (uint32_t j = starts[p.second]; j < starts[p.second + 1]; ++j) {
+        write(members[i], members[j], p.distance, jaccard);
       }
     }
     NEARDUP_RETURN_IF_ERROR(Cancelled());
@@ -461,11 +469,9 @@ Status Job::WriteKept() {
       bytes += raw.size();
       const auto d = static_cast<uint32_t>(document++);
       if (d >= table_.size()) return Status::Internal(file.name + ": input changed during the job");
-      if (IsKept(group_of_, component_, kept_of_, d)) {
-        std::string& out = kept_out_.buffer();
-        out.append(raw);
-        if (raw.empty() || raw.back() != '\n') out.push_back('\n');  // the last line of a file
-        kept_out_.MaybeDrain();
+      if (kept_[d]) {
+        kept_out_.Write(raw);
+        if (raw.empty() || raw.back() != '\n') kept_out_.Write("\n");  // the last line of a file
       }
       if ((document & 0xFFFF) == 0) {
         NEARDUP_RETURN_IF_ERROR(Cancelled());
@@ -484,9 +490,9 @@ Status Job::SaveIndex() {
   std::vector<uint64_t> ids, fingerprints;
   dedup_internal::IdTable names;
   for (uint32_t d = 0; d < table_.size(); ++d) {
-    if (!IsKept(group_of_, component_, kept_of_, d)) continue;
+    if (!kept_[d]) continue;
     ids.push_back(ids.size());
-    fingerprints.push_back(table_.fingerprints[d]);
+    fingerprints.push_back(FingerprintOf(d));
     names.Add(table_.id(d));
   }
   IndexOptions index_options;
@@ -557,8 +563,9 @@ Result<DedupReport> Job::Run() {
   NEARDUP_RETURN_IF_ERROR(WriteDuplicatesAndClusters());
   NEARDUP_RETURN_IF_ERROR(WritePairs());
   AddStage("write-dups-clusters-pairs", write_start, false);
-  NEARDUP_RETURN_IF_ERROR(WriteKept());
   NEARDUP_RETURN_IF_ERROR(SaveIndex());
+  ReleaseGroups();
+  NEARDUP_RETURN_IF_ERROR(WriteKept());
 
   report_.documents = table_.size();
   report_.bytes = table_.bytes;
@@ -620,6 +627,7 @@ std::string DedupReport::ToJson() const {
   field("duplicates_of_index", std::to_string(duplicates_of_index));
   field("clusters", std::to_string(clusters));
   field("pairs", std::to_string(pairs));
+  field("pairs_complete", pairs_complete ? "true" : "false");
   field("candidates", std::to_string(candidates));
   field("skipped", std::to_string(skipped));
   std::string errors = "[";

@@ -267,6 +267,9 @@ Status ReadDocuments(const std::vector<InputFile>& files, const DedupOptions& op
                      const std::function<void(uint64_t documents, uint64_t bytes)>& progress,
                      DocumentTable* table) {
   Pipeline pipeline(static_cast<size_t>(2 * threads + 2));
+  uint64_t total_bytes = 0;
+  for (const auto& file : files) total_bytes += file.size;
+  bool reserved = false;
   std::thread reader([&] { ReadAll(files, options.max_line_bytes, &pipeline); });
   std::vector<std::thread> workers;
   for (int t = 0; t < threads; ++t) {
@@ -293,6 +296,19 @@ Status ReadDocuments(const std::vector<InputFile>& files, const DedupOptions& op
       break;
     }
     ++sequence;
+    if (!reserved && table->bytes >= kBatchBytes) {
+      // The per-document arrays are sized once from the input size and the documents seen so far, so
+      // that they do not double (and briefly need three times their size) while growing.
+      reserved = true;
+      const double estimate = 1.1 * static_cast<double>(total_bytes) * static_cast<double>(table->documents) /
+                              static_cast<double>(table->bytes);
+      const auto expected = static_cast<size_t>(std::min(estimate, 4.3e9)) + 4096;
+      table->fingerprints.reserve(expected);
+      if (sketcher != nullptr) {
+        table->sketches.reserve(expected * sketcher->sketch_bytes());
+        table->band_keys.reserve(expected * static_cast<size_t>(sketcher->options().bands));
+      }
+    }
     for (size_t i = 0; i < batch->lines.size() && status.ok(); ++i) {
       const Line& line = batch->lines[i];
       Result1& r = batch->results[i];
@@ -311,6 +327,7 @@ Status ReadDocuments(const std::vector<InputFile>& files, const DedupOptions& op
         continue;
       }
       table->fingerprints.push_back(r.fingerprint);
+      ++table->documents;
       if (sketcher != nullptr) {
         const size_t bytes = sketcher->sketch_bytes(), bands = static_cast<size_t>(sketcher->options().bands);
         table->sketches.insert(table->sketches.end(), batch->sketches.begin() + static_cast<std::ptrdiff_t>(i * bytes),

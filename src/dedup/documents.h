@@ -44,7 +44,9 @@ struct DocumentTable {
   uint64_t skipped = 0;
   std::vector<std::string> first_errors;
 
-  size_t size() const { return fingerprints.size(); }
+  size_t documents = 0;              // documents read (bad ones skipped)
+
+  size_t size() const { return documents; }
 
   // Records the id of the next document: an id field's value, or none (the line names it).
   void AddId(const std::string* explicit_id);

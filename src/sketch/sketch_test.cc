@@ -7,6 +7,9 @@
 #include <bit>
 #include <cmath>
 #include <random>
+#include <string>
+
+#include "neardup/cpu.h"
 
 #include "sketch/sketch_testutil.h"
 #include "testutil.h"
@@ -17,11 +20,12 @@ namespace {
 struct Computed {
   std::vector<uint8_t> sketch;
   std::vector<uint32_t> keys;
+  std::vector<uint64_t> bins;  // ReferenceSketch only: v_i of every bin
 };
 
 Computed Compute(const Sketcher& sketcher, const std::vector<uint64_t>& hashes) {
   Computed c{std::vector<uint8_t>(sketcher.sketch_bytes()),
-             std::vector<uint32_t>(static_cast<size_t>(sketcher.options().bands))};
+             std::vector<uint32_t>(static_cast<size_t>(sketcher.options().bands)), {}};
   Status status = sketcher.Compute(hashes, c.sketch, c.keys);
   EXPECT_TRUE(status.ok()) << status.ToString();
   return c;
@@ -92,7 +96,7 @@ void Put32(uint32_t v, std::vector<uint8_t>* out, size_t at) {  // little-endian
 Computed ReferenceSketch(const std::vector<uint64_t>& hashes, const SketchOptions& o) {
   const int log_bins = std::countr_zero(static_cast<unsigned>(o.bins));
   const size_t payload = static_cast<size_t>(o.bins * o.bits_per_bin / 8);
-  Computed c{std::vector<uint8_t>(4 + payload, 0), std::vector<uint32_t>(o.bands, 0)};
+  Computed c{std::vector<uint8_t>(4 + payload, 0), std::vector<uint32_t>(o.bands, 0), {}};
   if (hashes.empty()) return c;
   Put32(static_cast<uint32_t>(hashes.size()), &c.sketch, 0);
   std::vector<uint64_t> minimum(o.bins, UINT64_MAX);
@@ -125,6 +129,7 @@ Computed ReferenceSketch(const std::vector<uint64_t>& hashes, const SketchOption
       }
     }
   }
+  c.bins = v;
   const int stride = o.bins / (o.bands * o.rows);
   for (int j = 0; j < o.bands; ++j) {
     uint64_t h = 0x9E3779B97F4A7C15ULL * static_cast<uint64_t>(j + 1);
@@ -134,19 +139,60 @@ Computed ReferenceSketch(const std::vector<uint64_t>& hashes, const SketchOption
   return c;
 }
 
+// On every SIMD level the CPU has (the densification, remix and bin comparison have vector versions).
+// Section 9, step 6, of the reference sketches of two sets of distinct hashes.
+double ReferenceEstimate(const std::vector<uint64_t>& a, const Computed& ra, const std::vector<uint64_t>& b,
+                         const Computed& rb, const SketchOptions& o) {
+  const size_t exact = static_cast<size_t>(o.bins * o.bits_per_bin) / 23;
+  if (a.size() <= exact && b.size() <= exact) {
+    std::vector<uint64_t> ta, tb, both;
+    for (uint64_t h : a) ta.push_back(h >> 41);
+    for (uint64_t h : b) tb.push_back(h >> 41);
+    std::sort(ta.begin(), ta.end());
+    std::sort(tb.begin(), tb.end());
+    std::set_intersection(ta.begin(), ta.end(), tb.begin(), tb.end(), std::back_inserter(both));
+    return static_cast<double>(both.size()) / static_cast<double>(ta.size() + tb.size() - both.size());
+  }
+  const uint64_t mask = o.bits_per_bin == 64 ? ~uint64_t{0} : (uint64_t{1} << o.bits_per_bin) - 1;
+  int matches = 0;
+  for (int i = 0; i < o.bins; ++i) matches += (ra.bins[i] & mask) == (rb.bins[i] & mask);
+  const double chance = std::pow(2.0, -o.bits_per_bin);
+  const double bound = static_cast<double>(std::min(a.size(), b.size())) / static_cast<double>(std::max(a.size(), b.size()));
+  return std::min(bound, (matches / static_cast<double>(o.bins) - chance) / (1 - chance));
+}
+
 TEST(SketchTest, MatchesTheDefinition) {
-  std::mt19937_64 rng(9);
-  for (SketchOptions o : {SketchOptions{}, SketchOptions{64, 8, 8, 2}, SketchOptions{512, 2, 12, 5},
-                          SketchOptions{4096, 32, 64, 3}}) {
-    auto sketcher = Make(o.bins, o.bits_per_bin, o.bands, o.rows);
-    for (size_t n : {1, 3, 16, 17, 32, 33, 44, 45, 2000}) {
-      std::vector<uint64_t> hashes(n);
-      for (auto& h : hashes) h = rng();
-      const Computed want = ReferenceSketch(hashes, o), got = Compute(*sketcher, hashes);
-      EXPECT_EQ(got.sketch, want.sketch) << o.bins << "x" << o.bits_per_bin << " n=" << n;
-      EXPECT_EQ(got.keys, want.keys) << o.bins << "x" << o.bits_per_bin << " n=" << n;
+  for (SimdLevel level : {SimdLevel::kPortable, SimdLevel::kAvx2, SimdLevel::kAvx512}) {
+    if (level > DetectedSimdLevel()) continue;
+    SetSimdLevel(level);
+    std::mt19937_64 rng(9);
+    for (SketchOptions o : {SketchOptions{}, SketchOptions{64, 8, 8, 2}, SketchOptions{512, 2, 12, 5},
+                            SketchOptions{4096, 32, 64, 3}, SketchOptions{4096, 1, 20, 6}}) {
+      auto sketcher = Make(o.bins, o.bits_per_bin, o.bands, o.rows);
+      Computed previous, previous_reference;
+      std::vector<uint64_t> previous_hashes;
+      for (size_t n : {1, 3, 16, 17, 32, 33, 44, 45, 46, 60, 250, 2000}) {
+        std::vector<uint64_t> hashes(n);
+        for (auto& h : hashes) h = rng();
+        // Half of the features of the previous set, so that estimates are not all near 0.
+        for (size_t i = 0; i < std::min(n, previous_hashes.size()) / 2; ++i) hashes[i] = previous_hashes[i];
+        const Computed want = ReferenceSketch(hashes, o), got = Compute(*sketcher, hashes);
+        const std::string where = std::to_string(o.bins) + "x" + std::to_string(o.bits_per_bin) + " n=" +
+                                  std::to_string(n) + " " + std::string(SimdLevelName(level));
+        EXPECT_EQ(got.sketch, want.sketch) << where;
+        EXPECT_EQ(got.keys, want.keys) << where;
+        if (!previous.sketch.empty()) {
+          EXPECT_NEAR(Estimate(*sketcher, got, previous),
+                      ReferenceEstimate(hashes, want, previous_hashes, previous_reference, o), 1e-12)
+              << where;
+        }
+        previous = got;
+        previous_reference = want;
+        previous_hashes = hashes;
+      }
     }
   }
+  SetSimdLevel(DetectedSimdLevel());
 }
 
 TEST(SketchTest, OrderDoesNotChangeTheSketch) {

@@ -5,7 +5,9 @@
 #include <cmath>
 #include <cstring>
 
+#include "neardup/cpu.h"
 #include "neardup/sketch.h"
+#include "sketch/kernels.h"
 #include "sketch/minhash.h"
 
 namespace neardup {
@@ -51,6 +53,41 @@ inline void StoreTop(uint32_t v, uint8_t* stream, size_t i) {
   }
 }
 
+// Bins whose bits differ between two payloads (`starts`: one bit at the start of every field of a
+// 64-bit word). Without a POPCNT instruction in the target, std::popcount is a library call.
+template <bool kOneBit>
+inline int Mismatches(const uint8_t* a, const uint8_t* b, size_t bytes, int bits, uint64_t starts) {
+  int mismatches = 0;
+  for (size_t i = 0; i < bytes; i += 8) {
+    uint64_t x, y;
+    std::memcpy(&x, a + i, 8);
+    std::memcpy(&y, b + i, 8);
+    uint64_t differ = x ^ y;
+    if constexpr (!kOneBit) {
+      for (int s = 1; s < bits; s <<= 1) differ |= differ >> s;
+      differ &= starts;
+    }
+    mismatches += std::popcount(differ);
+  }
+  return mismatches;
+}
+
+int MismatchesPortable(const uint8_t* a, const uint8_t* b, size_t bytes, int bits, uint64_t starts) {
+  return bits == 1 ? Mismatches<true>(a, b, bytes, bits, starts) : Mismatches<false>(a, b, bytes, bits, starts);
+}
+
+// The same compiled for CPUs with POPCNT (every CPU of the AVX2 level and above; cpu.h).
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+__attribute__((target("popcnt"))) int MismatchesPopcnt(const uint8_t* a, const uint8_t* b, size_t bytes,
+                                                         int bits, uint64_t starts) {
+  return bits == 1 ? Mismatches<true>(a, b, bytes, bits, starts) : Mismatches<false>(a, b, bytes, bits, starts);
+}
+#else
+int MismatchesPopcnt(const uint8_t* a, const uint8_t* b, size_t bytes, int bits, uint64_t starts) {
+  return MismatchesPortable(a, b, bytes, bits, starts);
+}
+#endif
+
 class SketcherImpl final : public Sketcher {
  public:
   explicit SketcherImpl(const SketchOptions& options)
@@ -95,8 +132,7 @@ class SketcherImpl final : public Sketcher {
       for (size_t i = 0; i < feature_hashes.size(); ++i) StoreTop(tops[i], payload, i);
       FillBandBins(tops.data(), feature_hashes.size(), values.data());
     } else {
-      Fill(feature_hashes, values.data());
-      Pack(values.data(), payload);
+      Fill(feature_hashes, values.data(), payload);
     }
     for (int j = 0; j < options_.bands; ++j) {
       uint64_t h = 0x9E3779B97F4A7C15ULL * static_cast<uint64_t>(j + 1);
@@ -126,32 +162,28 @@ class SketcherImpl final : public Sketcher {
  private:
   static constexpr size_t kHeaderBytes = 4;
 
-  // values[i] = v_i of doc/fingerprint.md section 9: minimum per bin, then densified and remixed.
-  // The features are given by their top bits t (uint32_t) or by their whole hashes (uint64_t).
+  // values[i] = v_i of doc/fingerprint.md section 9: minimum per bin, then densified and remixed;
+  // the bin-form payload written to `payload`. The features are given by their top bits t
+  // (uint32_t) or by their whole hashes (uint64_t).
   template <typename Hash>
-  void Fill(std::span<const Hash> features, uint64_t* values) const {
+  void Fill(std::span<const Hash> features, uint64_t* values, uint8_t* payload) const {
     const int bins = options_.bins;
     std::fill(values, values + bins, kEmpty);
     for (Hash feature : features) {
       const uint32_t t = sizeof(Hash) == 8 ? Top(feature) : static_cast<uint32_t>(feature);
       const uint32_t bin = t >> shift_;
-      const uint64_t v = Remix(t);
-      if (v < values[bin]) values[bin] = v;
+      values[bin] = std::min(values[bin], Remix(t));  // branch-free: the order of features is random
     }
-    // Densification from the last bin backwards, carrying the next non-empty bin (its absolute
-    // position, past the end for the wrap-around to the first non-empty bin) and its minimum.
+    // Densification (the nearest non-empty bin at or after each bin, wrapping to the first) and the
+    // remix of every bin, with the payload of 1-bit bins packed on the way.
     int first = 0;
     while (first < bins && values[first] == kEmpty) ++first;
     if (first == bins) return;  // no feature (callers pass at least one)
-    int next = first + bins;
-    uint64_t source = values[first];
-    for (int i = bins - 1; i >= 0; --i) {
-      if (values[i] != kEmpty) {
-        next = i;
-        source = values[i];
-      }
-      values[i] = Remix(source + static_cast<uint64_t>(next - i));
-    }
+    const bool one_bit = options_.bits_per_bin == 1;
+    sketch_internal::DensifyAndRemix(values, static_cast<size_t>(bins),
+                                     values[first] + static_cast<uint64_t>(first + bins),
+                                     one_bit ? payload : nullptr);
+    if (!one_bit) Pack(values, payload);
   }
 
   // Like Fill, but only the bins of the band rows, from the sorted features of a small document:
@@ -201,8 +233,7 @@ class SketcherImpl final : public Sketcher {
     std::array<uint32_t, kMaxExact> tops;
     for (uint32_t i = 0; i < count; ++i) tops[i] = LoadTop(sketch + kHeaderBytes, i);
     std::array<uint64_t, kMaxBins> values;
-    Fill(std::span<const uint32_t>(tops.data(), count), values.data());
-    Pack(values.data(), out);
+    Fill(std::span<const uint32_t>(tops.data(), count), values.data(), out);
     return out;
   }
 
@@ -220,21 +251,14 @@ class SketcherImpl final : public Sketcher {
   }
 
   int MatchingBins(const uint8_t* a, const uint8_t* b) const {
-    int mismatches = 0;
-    for (size_t i = 0; i < payload_bytes_; i += 8) {
-      uint64_t x, y;
-      std::memcpy(&x, a + i, 8);
-      std::memcpy(&y, b + i, 8);
-      uint64_t differ = x ^ y;
-      for (int s = 1; s < options_.bits_per_bin; s <<= 1) differ |= differ >> s;
-      mismatches += std::popcount(differ & field_starts_);
-    }
+    const int bits = options_.bits_per_bin;
+    const int mismatches = popcnt_ ? MismatchesPopcnt(a, b, payload_bytes_, bits, field_starts_)
+                                   : MismatchesPortable(a, b, payload_bytes_, bits, field_starts_);
     return options_.bins - mismatches;
   }
 
   double EstimateFromMatches(int matches) const {
-    const double chance = std::ldexp(1.0, -options_.bits_per_bin);
-    return (static_cast<double>(matches) / options_.bins - chance) / (1 - chance);
+    return (static_cast<double>(matches) / options_.bins - chance_) / (1 - chance_);
   }
 
   const SketchOptions options_;
@@ -244,6 +268,9 @@ class SketcherImpl final : public Sketcher {
   const uint64_t value_mask_;
   const int band_stride_;
   uint64_t field_starts_ = 0;
+  const double chance_ = std::ldexp(1.0, -options_.bits_per_bin);  // two random fields agree
+  // The bin comparison uses POPCNT when the SIMD level in effect at Create() has it (cpu.h).
+  const bool popcnt_ = ActiveSimdLevel() >= SimdLevel::kAvx2;
 };
 
 }  // namespace

@@ -11,6 +11,7 @@ SimdLevel Detect() {
 #if defined(__x86_64__) || defined(__i386__)
   __builtin_cpu_init();
   if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+      __builtin_cpu_supports("avx512dq") &&
       __builtin_cpu_supports("avx512vpopcntdq")) {
     return SimdLevel::kAvx512;
   }

@@ -1,0 +1,164 @@
+// The SIMD versions are compiled for their instruction sets with function attributes, like those of
+// src/simhash/kernels.cc, and run only when the CPU supports them.
+#include "sketch/kernels.h"
+
+#include "neardup/cpu.h"
+#include "sketch/minhash.h"
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#define NEARDUP_X86 1
+#endif
+
+namespace neardup::sketch_internal {
+namespace {
+
+constexpr uint64_t kMul1 = 0xbf58476d1ce4e5b9ULL;
+constexpr uint64_t kMul2 = 0x94d049bb133111ebULL;
+
+void RemixAllPortable(uint64_t* values, size_t n, uint8_t* low_bits) {
+  for (size_t i = 0; i < n; i += 8) {
+    uint8_t byte = 0;
+    for (size_t k = 0; k < 8; ++k) {
+      values[i + k] = Remix(values[i + k]);
+      byte |= static_cast<uint8_t>((values[i + k] & 1) << k);
+    }
+    if (low_bits != nullptr) low_bits[i / 8] = byte;
+  }
+}
+
+// values[i] = m_j + j - i (before the remix), from the last bin down; branch-free with masks (GCC turns
+// conditional expressions here into a branch that mispredicts: which bins are empty is random).
+void Densify(uint64_t* values, size_t n, uint64_t wrap) {
+  uint64_t carry = wrap;  // m_j + j of the nearest non-empty bin j above
+  for (size_t i = n; i-- > 0;) {
+    const uint64_t value = values[i];
+    const uint64_t filled = uint64_t{0} - static_cast<uint64_t>(value != UINT64_MAX);  // all ones or 0
+    carry = ((value + i) & filled) | (carry & ~filled);
+    values[i] = carry - i;
+  }
+}
+
+#if NEARDUP_X86
+
+// 64-bit lane products (mod 2^64) from 32-bit multiplies: AVX2 has no 64-bit multiply.
+__attribute__((target("avx2"))) inline __m256i Mul64Avx2(__m256i a, __m256i b) {
+  const __m256i low = _mm256_mul_epu32(a, b);
+  const __m256i cross = _mm256_add_epi64(_mm256_mul_epu32(_mm256_srli_epi64(a, 32), b),
+                                         _mm256_mul_epu32(a, _mm256_srli_epi64(b, 32)));
+  return _mm256_add_epi64(low, _mm256_slli_epi64(cross, 32));
+}
+
+__attribute__((target("avx2"))) void RemixAllAvx2(uint64_t* values, size_t n, uint8_t* low_bits) {
+  const __m256i m1 = _mm256_set1_epi64x(static_cast<long long>(kMul1));
+  const __m256i m2 = _mm256_set1_epi64x(static_cast<long long>(kMul2));
+  for (size_t i = 0; i < n; i += 8) {
+    int byte = 0;
+    for (size_t half = 0; half < 2; ++half) {
+      auto* p = reinterpret_cast<__m256i*>(values + i + 4 * half);
+      __m256i x = _mm256_loadu_si256(p);
+      x = _mm256_xor_si256(x, _mm256_srli_epi64(x, 30));
+      x = Mul64Avx2(x, m1);
+      x = _mm256_xor_si256(x, _mm256_srli_epi64(x, 27));
+      x = Mul64Avx2(x, m2);
+      x = _mm256_xor_si256(x, _mm256_srli_epi64(x, 31));
+      _mm256_storeu_si256(p, x);
+      byte |= _mm256_movemask_pd(_mm256_castsi256_pd(_mm256_slli_epi64(x, 63))) << (4 * half);
+    }
+    if (low_bits != nullptr) low_bits[i / 8] = static_cast<uint8_t>(byte);
+  }
+}
+
+__attribute__((target("avx512f,avx512dq"))) void RemixAllAvx512(uint64_t* values, size_t n,
+                                                                uint8_t* low_bits) {
+  const __m512i m1 = _mm512_set1_epi64(static_cast<long long>(kMul1));
+  const __m512i m2 = _mm512_set1_epi64(static_cast<long long>(kMul2));
+  const __m512i one = _mm512_set1_epi64(1);
+  // Zero-masked shifts under a full mask: GCC 12 warns about the plain forms' undefined pass-through.
+  constexpr __mmask8 kAll = 0xFF;
+  for (size_t i = 0; i < n; i += 8) {
+    __m512i x = _mm512_loadu_si512(values + i);
+    x = _mm512_xor_si512(x, _mm512_maskz_srli_epi64(kAll, x, 30));
+    x = _mm512_mullo_epi64(x, m1);
+    x = _mm512_xor_si512(x, _mm512_maskz_srli_epi64(kAll, x, 27));
+    x = _mm512_mullo_epi64(x, m2);
+    x = _mm512_xor_si512(x, _mm512_maskz_srli_epi64(kAll, x, 31));
+    _mm512_storeu_si512(values + i, x);
+    if (low_bits != nullptr) low_bits[i / 8] = static_cast<uint8_t>(_mm512_test_epi64_mask(x, one));
+  }
+}
+
+// GCC 12 reports its own AVX-512 intrinsics' internal undefined values as maybe-uninitialized
+// (GCC bug 105593): silenced for this function only.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+// Densify and remix 8 bins per step from the top: m_j + j of the non-empty bins is carried down to
+// the empty lanes below them inside the vector in three shifts (1, 2, 4 lanes), then from the vector
+// above (the wrap value for the top vector).
+__attribute__((target("avx512f,avx512dq"))) void DensifyAndRemixAvx512(uint64_t* values, size_t n,
+                                                                       uint64_t wrap, uint8_t* low_bits) {
+  constexpr __mmask8 kAll = 0xFF;
+  const __m512i m1 = _mm512_set1_epi64(static_cast<long long>(kMul1));
+  const __m512i m2 = _mm512_set1_epi64(static_cast<long long>(kMul2));
+  const __m512i one = _mm512_set1_epi64(1);
+  const __m512i empty = _mm512_set1_epi64(-1);
+  const __m512i zero = _mm512_setzero_si512();
+  const __m512i lanes = _mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0);
+  __m512i carry = _mm512_set1_epi64(static_cast<long long>(wrap));
+  for (size_t i = n; i >= 8;) {
+    i -= 8;
+    const __m512i minimum = _mm512_loadu_si512(values + i);
+    const __m512i index = _mm512_add_epi64(_mm512_set1_epi64(static_cast<long long>(i)), lanes);
+    auto filled = static_cast<unsigned>(_mm512_cmpneq_epu64_mask(minimum, empty));
+    __m512i c = _mm512_add_epi64(minimum, index);
+    // (Written out: a lambda would not be compiled for AVX-512.)
+    unsigned above = filled >> 1;
+    c = _mm512_mask_blend_epi64(static_cast<__mmask8>(~filled & above), c, _mm512_maskz_alignr_epi64(kAll, zero, c, 1));
+    filled |= above;
+    above = filled >> 2;
+    c = _mm512_mask_blend_epi64(static_cast<__mmask8>(~filled & above), c, _mm512_maskz_alignr_epi64(kAll, zero, c, 2));
+    filled |= above;
+    above = filled >> 4;
+    c = _mm512_mask_blend_epi64(static_cast<__mmask8>(~filled & above), c, _mm512_maskz_alignr_epi64(kAll, zero, c, 4));
+    filled |= above;
+    c = _mm512_mask_blend_epi64(static_cast<__mmask8>(~filled), c, carry);
+    carry = _mm512_permutexvar_epi64(zero, c);  // lane 0 everywhere
+    __m512i x = _mm512_sub_epi64(c, index);
+    x = _mm512_xor_si512(x, _mm512_maskz_srli_epi64(kAll, x, 30));
+    x = _mm512_mullo_epi64(x, m1);
+    x = _mm512_xor_si512(x, _mm512_maskz_srli_epi64(kAll, x, 27));
+    x = _mm512_mullo_epi64(x, m2);
+    x = _mm512_xor_si512(x, _mm512_maskz_srli_epi64(kAll, x, 31));
+    _mm512_storeu_si512(values + i, x);
+    if (low_bits != nullptr) low_bits[i / 8] = static_cast<uint8_t>(_mm512_test_epi64_mask(x, one));
+  }
+}
+#pragma GCC diagnostic pop
+
+#endif  // NEARDUP_X86
+
+}  // namespace
+
+void DensifyAndRemix(uint64_t* values, size_t n, uint64_t wrap, uint8_t* low_bits) {
+#if NEARDUP_X86
+  if (ActiveSimdLevel() == SimdLevel::kAvx512) return DensifyAndRemixAvx512(values, n, wrap, low_bits);
+#endif
+  Densify(values, n, wrap);
+  RemixAll(values, n, low_bits);
+}
+
+void RemixAll(uint64_t* values, size_t n, uint8_t* low_bits) {
+#if NEARDUP_X86
+  switch (ActiveSimdLevel()) {
+    case SimdLevel::kAvx512:
+      return RemixAllAvx512(values, n, low_bits);
+    case SimdLevel::kAvx2:
+      return RemixAllAvx2(values, n, low_bits);
+    case SimdLevel::kPortable:
+      break;
+  }
+#endif
+  RemixAllPortable(values, n, low_bits);
+}
+
+}  // namespace neardup::sketch_internal
