@@ -266,6 +266,53 @@ TEST_F(DedupTest, AccurateMethodEqualsBruteForce) {
   }
 }
 
+// Without a pairs file, a candidate already in the cluster of the other document is not verified:
+// fewer verifications, the same kept documents, duplicates and clusters on any thread count.
+TEST_F(DedupTest, ClusteringWithoutAllPairsGivesTheSameOutputs) {
+  std::mt19937_64 rng(23);
+  std::vector<std::string> docs = MakeGradedCorpus(24, testing::Sanitized() ? 40 : 100);
+  for (int base = 0; base < 4; ++base) {  // large clusters: many light edits of one document
+    const auto words = testing::RandomWords(rng, 150);
+    for (int copy = 0; copy < 25; ++copy) {
+      auto edited = words;
+      edited[rng() % edited.size()] = testing::RandomWords(rng, 1)[0];
+      docs.push_back(testing::Join(edited));
+    }
+  }
+  std::shuffle(docs.begin(), docs.end(), rng);
+  const std::string input = dir_.File("corpus.txt", testing::Join(docs, "\n") + "\n");
+  const DedupOptions all = Options(input);
+  auto full = RunDedup(all);
+  ASSERT_TRUE(full.ok()) << full.status().ToString();
+  EXPECT_TRUE(full->pairs_complete);
+  EXPECT_GE(full->pairs, 4u * 25 * 24 / 2);
+  for (int threads : {1, 2, 3}) {
+    DedupOptions o = Options(input);
+    o.pairs_path.clear();
+    o.kept_path = dir_.Path("kept2.txt");
+    o.dups_path = dir_.Path("dups2.tsv");
+    o.clusters_path = dir_.Path("clusters2.jsonl");
+    o.threads = threads;
+    auto fast = RunDedup(o);
+    ASSERT_TRUE(fast.ok()) << fast.status().ToString();
+    EXPECT_FALSE(fast->pairs_complete);
+    EXPECT_LT(fast->candidates, full->candidates / 2) << threads;
+    EXPECT_LT(fast->pairs, full->pairs);
+    EXPECT_EQ(fast->kept, full->kept);
+    EXPECT_EQ(fast->clusters, full->clusters);
+    EXPECT_EQ(fast->cluster_size_histogram, full->cluster_size_histogram);
+    EXPECT_EQ(ReadFile(o.kept_path), ReadFile(all.kept_path)) << threads;
+    EXPECT_EQ(ReadFile(o.dups_path), ReadFile(all.dups_path)) << threads;
+    EXPECT_EQ(ReadFile(o.clusters_path), ReadFile(all.clusters_path)) << threads;
+    // all_pairs asks for every verification without the file.
+    o.all_pairs = true;
+    auto counted = RunDedup(o);
+    ASSERT_TRUE(counted.ok());
+    EXPECT_TRUE(counted->pairs_complete);
+    EXPECT_EQ(counted->pairs, full->pairs);
+  }
+}
+
 TEST_F(DedupTest, SameOutputForAnyThreadCount) {
   auto docs = MakeCorpus(7, 3000);
   std::string input = dir_.File("corpus.txt", testing::Join(docs, "\n") + "\n");

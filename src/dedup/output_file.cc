@@ -94,6 +94,11 @@ void OutputFile::SubmitBlock() {
 }
 
 void OutputFile::Write(std::string_view data) {
+  if (!staging_.empty()) DrainStaging();  // what was staged comes first
+  Append(data);
+}
+
+void OutputFile::Append(std::string_view data) {
   if (fd_ < 0) return;
   while (!data.empty()) {
     const size_t n = std::min(data.size(), kBlockBytes - fill_);
@@ -105,7 +110,7 @@ void OutputFile::Write(std::string_view data) {
 }
 
 void OutputFile::DrainStaging() {
-  Write(staging_);
+  Append(staging_);
   staging_.clear();
 }
 

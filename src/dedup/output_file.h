@@ -34,7 +34,7 @@ class OutputFile {
   Status Open(const std::string& path);
   bool is_open() const { return fd_ >= 0; }
 
-  // Buffered writes; errors are reported by Commit().
+  // Buffered writes (after whatever is staged); errors are reported by Commit().
   void Write(std::string_view data);
 
   // A staging string for formatted text: append to it, then call MaybeDrain().
@@ -50,6 +50,7 @@ class OutputFile {
     void operator()(char* p) const;
   };
   void DrainStaging();
+  void Append(std::string_view data);  // into the blocks
   void SubmitBlock();   // hands the full current block to the background writer
   bool WaitPending();   // false when the last background write failed
   bool WriteAll(const char* data, size_t size);

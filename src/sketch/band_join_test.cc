@@ -97,6 +97,49 @@ TEST(BandJoinTest, EqualsBruteForceForEveryThreadCountAndThreshold) {
   }
 }
 
+// Components of the graph of `pairs` over n documents, as each document's smallest member.
+std::vector<uint32_t> Components(size_t n, const std::vector<SimilarPair>& pairs) {
+  std::vector<uint32_t> root(n);
+  for (uint32_t i = 0; i < n; ++i) root[i] = i;
+  auto find = [&](uint32_t x) {
+    while (root[x] != x) x = root[x];
+    return x;
+  };
+  for (const auto& p : pairs) {
+    const uint32_t a = find(p.first), b = find(p.second);
+    root[std::max(a, b)] = std::min(a, b);
+  }
+  std::vector<uint32_t> out(n);
+  for (uint32_t i = 0; i < n; ++i) out[i] = find(i);
+  return out;
+}
+
+TEST(BandJoinTest, ClusteringModeConnectsTheSameComponents) {
+  auto sketcher = Sketcher::Create({});
+  ASSERT_TRUE(sketcher.ok());
+  const Corpus corpus = MakeCorpus(**sketcher, testing::Sanitized() ? 120 : 400, 8);
+  for (double threshold : {0.5, 0.8}) {
+    BandJoinStats all_stats;
+    auto all = FindSimilarPairs(**sketcher, corpus.keys, corpus.sketches, {threshold, 1}, &all_stats);
+    ASSERT_TRUE(all.ok());
+    for (int threads : {1, 2, 3}) {
+      BandJoinStats stats;
+      auto some = FindSimilarPairs(**sketcher, corpus.keys, corpus.sketches, {threshold, threads, false}, &stats);
+      ASSERT_TRUE(some.ok());
+      EXPECT_EQ(Components(corpus.size, *some), Components(corpus.size, *all)) << threads;
+      // A subset of all the pairs, each once, in order.
+      EXPECT_TRUE(std::includes(all->begin(), all->end(), some->begin(), some->end(),
+                                [](const SimilarPair& x, const SimilarPair& y) {
+                                  return x.first != y.first ? x.first < y.first : x.second < y.second;
+                                }));
+      EXPECT_TRUE(std::adjacent_find(some->begin(), some->end()) == some->end());
+      EXPECT_LT(some->size(), all->size());
+      EXPECT_EQ(stats.pairs, some->size());
+      EXPECT_GT(stats.connected, 0u);
+    }
+  }
+}
+
 TEST(BandJoinTest, ManyIdenticalDocumentsGiveEachPairOnce) {
   auto sketcher = Sketcher::Create({});
   ASSERT_TRUE(sketcher.ok());
