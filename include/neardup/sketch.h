@@ -90,6 +90,10 @@ class Sketcher {
   // checks). Exact when both are in exact form; 1 for two empty sets, 0 for one.
   virtual double Estimate(const uint8_t* a, const uint8_t* b) const = 0;
 
+  // Estimate(a, b) when it is >= threshold, else some value below threshold: a cheaper test for the
+  // band join, which stops comparing bins once too many disagree.
+  virtual double EstimateIfAtLeast(const uint8_t* a, const uint8_t* b, double threshold) const = 0;
+
   // Estimate() of two stored sketches. InvalidArgument when a span is not sketch_bytes() long.
   Result<double> EstimateJaccard(std::span<const uint8_t> a, std::span<const uint8_t> b) const;
 };

@@ -163,7 +163,6 @@ class Job {
   std::vector<Pair> pairs_;                           // between distinct fingerprints
   std::vector<uint32_t> component_;                   // distinct fingerprint -> component root
   std::vector<uint32_t> kept_of_;                     // component root -> kept document
-  std::vector<uint32_t> component_size_;              // component root -> documents
   std::vector<bool> kept_;                            // document -> kept
 
   uint64_t FingerprintOf(uint32_t d) const { return distinct_[group_of_[d]]; }
@@ -177,7 +176,7 @@ class Job {
   }
   // What only the kept lines' copy and the report need is left: the rest goes.
   void ReleaseGroups() {
-    for (auto* v : {&group_of_, &component_, &kept_of_, &component_size_}) std::vector<uint32_t>().swap(*v);
+    for (auto* v : {&group_of_, &component_, &kept_of_}) std::vector<uint32_t>().swap(*v);
     std::vector<uint64_t>().swap(distinct_);
     std::vector<Pair>().swap(pairs_);
   }
@@ -309,27 +308,32 @@ Status Job::JoinAndCluster() {
     for (uint64_t size : sizes) report_.pairs += size * (size - 1) / 2;
   }
 
-  // The kept document of every component, by the keep rule, and the sizes.
+  // The sizes of the clusters (freed before the kept documents are chosen: one array fewer at the
+  // peak), then the kept document of every component by the keep rule.
+  {
+    std::vector<uint32_t> sizes(distinct_.size(), 0);  // component root -> documents
+    for (uint32_t g : group_of_) {
+      if (g != kNone) ++sizes[component_[g]];
+    }
+    report_.cluster_size_histogram.assign(33, 0);
+    for (uint32_t size : sizes) {
+      if (size < 2) continue;
+      ++report_.clusters;
+      ++report_.cluster_size_histogram[std::bit_width(size) - 1];
+    }
+    while (!report_.cluster_size_histogram.empty() && report_.cluster_size_histogram.back() == 0) {
+      report_.cluster_size_histogram.pop_back();
+    }
+  }
   kept_of_.assign(distinct_.size(), kNone);
-  component_size_.assign(distinct_.size(), 0);
   for (uint32_t d = 0; d < n; ++d) {
     if (group_of_[d] == kNone) continue;
     const uint32_t c = component_[group_of_[d]];
-    ++component_size_[c];
     if (kept_of_[c] == kNone || Better(options_.keep, table_, d, kept_of_[c])) kept_of_[c] = d;
   }
   kept_.assign(n, false);
   for (uint32_t kept : kept_of_) {
     if (kept != kNone) kept_[kept] = true;
-  }
-  report_.cluster_size_histogram.assign(33, 0);
-  for (uint32_t c = 0; c < distinct_.size(); ++c) {
-    if (component_size_[c] < 2) continue;
-    ++report_.clusters;
-    ++report_.cluster_size_histogram[std::bit_width(component_size_[c]) - 1];
-  }
-  while (!report_.cluster_size_histogram.empty() && report_.cluster_size_histogram.back() == 0) {
-    report_.cluster_size_histogram.pop_back();
   }
   return Cancelled();
 }
@@ -379,13 +383,14 @@ Status Job::WriteDuplicatesAndClusters() {
   for (uint32_t d = 0; d < n; ++d) {
     if (group_of_[d] == kNone) continue;
     const uint32_t c = component_[group_of_[d]];
-    if (written[c] || component_size_[c] < 2) continue;
+    const uint32_t size = starts[c + 1] - starts[c];
+    if (written[c] || size < 2) continue;
     written[c] = true;
     std::string& out = clusters_out_.buffer();
     out.append("{\"representative\":");
     AppendJsonString(table_.id(kept_of_[c]), &out);
     out.append(",\"size\":");
-    out.append(std::to_string(component_size_[c]));
+    out.append(std::to_string(size));
     out.append(",\"members\":[");
     for (uint32_t i = starts[c]; i < starts[c + 1]; ++i) {
       if (i != starts[c]) out.push_back(',');

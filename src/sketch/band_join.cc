@@ -10,15 +10,21 @@
 namespace neardup {
 namespace {
 
-// Sorts (key << 32 | document) values by key, stably (documents stay ascending within a key):
-// least-significant-digit radix sort on the key's four bytes. `scratch` is resized to values' size.
-void SortByKey(std::vector<uint64_t>* values, std::vector<uint64_t>* scratch) {
+// The join compares documents whose keys share their top kPrefixBits bits (and then checks the
+// whole key): two radix passes instead of four, and with random 32-bit keys few prefixes hold more
+// than one key.
+constexpr int kPrefixShift = 64 - 22;
+
+// Sorts (key << 32 | document) values by the key's top 22 bits, stably (documents stay ascending
+// within a prefix): least-significant-digit radix sort, two passes of 11 bits. `scratch` is resized
+// to values' size.
+void SortByKeyPrefix(std::vector<uint64_t>* values, std::vector<uint64_t>* scratch) {
   scratch->resize(values->size());
-  for (int shift = 32; shift < 64; shift += 8) {
-    std::array<size_t, 257> starts{};
-    for (uint64_t v : *values) ++starts[((v >> shift) & 0xFF) + 1];
+  for (int shift = kPrefixShift; shift < 64; shift += 11) {
+    std::array<size_t, 2049> starts{};
+    for (uint64_t v : *values) ++starts[((v >> shift) & 0x7FF) + 1];
     for (size_t i = 1; i < starts.size(); ++i) starts[i] += starts[i - 1];
-    for (uint64_t v : *values) (*scratch)[starts[(v >> shift) & 0xFF]++] = v;
+    for (uint64_t v : *values) (*scratch)[starts[(v >> shift) & 0x7FF]++] = v;
     values->swap(*scratch);
   }
 }
@@ -87,19 +93,22 @@ void JoinBand(const BandWork& w, size_t j, std::vector<uint64_t>* values,
   for (size_t d = 0; d < w.documents; ++d) {
     (*values)[d] = (uint64_t{w.band_keys[d * w.bands + j]} << 32) | d;
   }
-  SortByKey(values, scratch);
+  SortByKeyPrefix(values, scratch);
+  // Counted locally: the threads' BandJoinStats are neighbours in memory (shared cache lines).
+  BandJoinStats local;
   const size_t bytes = w.sketcher.sketch_bytes();
   const auto& v = *values;
   for (size_t start = 0; start < v.size();) {
     size_t end = start + 1;
-    while (end < v.size() && (v[end] >> 32) == (v[start] >> 32)) ++end;
+    while (end < v.size() && (v[end] >> kPrefixShift) == (v[start] >> kPrefixShift)) ++end;
     for (size_t x = start; x + 1 < end; ++x) {
       const auto a = static_cast<uint32_t>(v[x]);
       const uint32_t* keys_a = &w.band_keys[a * w.bands];
       for (size_t y = x + 1; y < end; ++y) {
+        if ((v[y] >> 32) != (v[x] >> 32)) continue;  // another key with the same prefix
         const auto b = static_cast<uint32_t>(v[y]);
         const uint32_t* keys_b = &w.band_keys[b * w.bands];
-        ++stats->band_collisions;
+        ++local.band_collisions;
         if (w.components == nullptr) {
           // Every pair once: in the first band whose key both documents share.
           bool earlier = false;
@@ -109,11 +118,12 @@ void JoinBand(const BandWork& w, size_t j, std::vector<uint64_t>* values,
           // Clustering: a pair sharing several bands is connected after its first verification, and
           // looking up the earlier bands' keys (two random cache lines) costs more than the rare
           // second verification of a dissimilar pair.
-          ++stats->connected;
+          ++local.connected;
           continue;
         }
-        ++stats->candidates;
-        const double jaccard = w.sketcher.Estimate(&w.sketches[a * bytes], &w.sketches[b * bytes]);
+        ++local.candidates;
+        const double jaccard =
+            w.sketcher.EstimateIfAtLeast(&w.sketches[a * bytes], &w.sketches[b * bytes], w.threshold);
         if (jaccard < w.threshold) continue;
         out->push_back({a, b, static_cast<float>(jaccard)});
         if (w.components != nullptr) w.components->Unite(a, b);
@@ -121,7 +131,8 @@ void JoinBand(const BandWork& w, size_t j, std::vector<uint64_t>* values,
     }
     start = end;
   }
-  stats->pairs += out->size();
+  local.pairs = out->size();
+  *stats = local;
 }
 
 }  // namespace

@@ -2,6 +2,8 @@
 // src/simhash/kernels.cc, and run only when the CPU supports them.
 #include "sketch/kernels.h"
 
+#include <array>
+
 #include "neardup/cpu.h"
 #include "sketch/minhash.h"
 
@@ -88,13 +90,27 @@ __attribute__((target("avx512f,avx512dq"))) void RemixAllAvx512(uint64_t* values
   }
 }
 
+// kNearest[mask] byte k: the lowest lane j >= k whose bit is set in mask, or 8 (the first lane of a
+// second vector) when there is none.
+constexpr auto kNearest = [] {
+  std::array<uint64_t, 256> table{};
+  for (unsigned mask = 0; mask < 256; ++mask) {
+    for (unsigned k = 0; k < 8; ++k) {
+      unsigned j = k;
+      while (j < 8 && !((mask >> j) & 1)) ++j;
+      table[mask] |= uint64_t{j} << (8 * k);
+    }
+  }
+  return table;
+}();
+
 // GCC 12 reports its own AVX-512 intrinsics' internal undefined values as maybe-uninitialized
 // (GCC bug 105593): silenced for this function only.
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-// Densify and remix 8 bins per step from the top: m_j + j of the non-empty bins is carried down to
-// the empty lanes below them inside the vector in three shifts (1, 2, 4 lanes), then from the vector
-// above (the wrap value for the top vector).
+// Densify and remix 8 bins per step from the top: every lane takes m_j + j of its nearest non-empty
+// lane above it in one two-source permutation (indices from a table by the mask of non-empty lanes),
+// or the carry from the vector above (the wrap value for the top vector).
 __attribute__((target("avx512f,avx512dq"))) void DensifyAndRemixAvx512(uint64_t* values, size_t n,
                                                                        uint64_t wrap, uint8_t* low_bits) {
   constexpr __mmask8 kAll = 0xFF;
@@ -109,19 +125,11 @@ __attribute__((target("avx512f,avx512dq"))) void DensifyAndRemixAvx512(uint64_t*
     i -= 8;
     const __m512i minimum = _mm512_loadu_si512(values + i);
     const __m512i index = _mm512_add_epi64(_mm512_set1_epi64(static_cast<long long>(i)), lanes);
-    auto filled = static_cast<unsigned>(_mm512_cmpneq_epu64_mask(minimum, empty));
-    __m512i c = _mm512_add_epi64(minimum, index);
-    // (Written out: a lambda would not be compiled for AVX-512.)
-    unsigned above = filled >> 1;
-    c = _mm512_mask_blend_epi64(static_cast<__mmask8>(~filled & above), c, _mm512_maskz_alignr_epi64(kAll, zero, c, 1));
-    filled |= above;
-    above = filled >> 2;
-    c = _mm512_mask_blend_epi64(static_cast<__mmask8>(~filled & above), c, _mm512_maskz_alignr_epi64(kAll, zero, c, 2));
-    filled |= above;
-    above = filled >> 4;
-    c = _mm512_mask_blend_epi64(static_cast<__mmask8>(~filled & above), c, _mm512_maskz_alignr_epi64(kAll, zero, c, 4));
-    filled |= above;
-    c = _mm512_mask_blend_epi64(static_cast<__mmask8>(~filled), c, carry);
+    const auto filled = static_cast<unsigned>(_mm512_cmpneq_epu64_mask(minimum, empty));
+    // Lane k takes lane kNearest[filled] byte k of (c, carry): its nearest non-empty lane at or
+    // above it, or the carry.
+    const __m512i source = _mm512_cvtepu8_epi64(_mm_cvtsi64_si128(static_cast<long long>(kNearest[filled])));
+    const __m512i c = _mm512_permutex2var_epi64(_mm512_add_epi64(minimum, index), source, carry);
     carry = _mm512_permutexvar_epi64(zero, c);  // lane 0 everywhere
     __m512i x = _mm512_sub_epi64(c, index);
     x = _mm512_xor_si512(x, _mm512_maskz_srli_epi64(kAll, x, 30));

@@ -185,6 +185,16 @@ TEST(SketchTest, MatchesTheDefinition) {
           EXPECT_NEAR(Estimate(*sketcher, got, previous),
                       ReferenceEstimate(hashes, want, previous_hashes, previous_reference, o), 1e-12)
               << where;
+          // The early-stopping test agrees exactly at or above the threshold and stays below it.
+          const double estimate = Estimate(*sketcher, got, previous);
+          for (double threshold : {-1.0, 0.0, 0.2, 0.45, 0.5, 0.8, 1.0}) {
+            const double quick = sketcher->EstimateIfAtLeast(got.sketch.data(), previous.sketch.data(), threshold);
+            if (estimate >= threshold) {
+              EXPECT_EQ(quick, estimate) << where << " t=" << threshold;
+            } else {
+              EXPECT_LT(quick, threshold) << where << " t=" << threshold;
+            }
+          }
         }
         previous = got;
         previous_reference = want;

@@ -55,8 +55,9 @@ inline void StoreTop(uint32_t v, uint8_t* stream, size_t i) {
 
 // Bins whose bits differ between two payloads (`starts`: one bit at the start of every field of a
 // 64-bit word). Without a POPCNT instruction in the target, std::popcount is a library call.
+// Stops early (every 4 words) once more than `limit` bins disagree: the count is then partial.
 template <bool kOneBit>
-inline int Mismatches(const uint8_t* a, const uint8_t* b, size_t bytes, int bits, uint64_t starts) {
+inline int Mismatches(const uint8_t* a, const uint8_t* b, size_t bytes, int bits, uint64_t starts, int limit) {
   int mismatches = 0;
   for (size_t i = 0; i < bytes; i += 8) {
     uint64_t x, y;
@@ -68,23 +69,27 @@ inline int Mismatches(const uint8_t* a, const uint8_t* b, size_t bytes, int bits
       differ &= starts;
     }
     mismatches += std::popcount(differ);
+    if ((i & 31) == 24 && mismatches > limit) break;
   }
   return mismatches;
 }
 
-int MismatchesPortable(const uint8_t* a, const uint8_t* b, size_t bytes, int bits, uint64_t starts) {
-  return bits == 1 ? Mismatches<true>(a, b, bytes, bits, starts) : Mismatches<false>(a, b, bytes, bits, starts);
+int MismatchesPortable(const uint8_t* a, const uint8_t* b, size_t bytes, int bits, uint64_t starts,
+                       int limit) {
+  return bits == 1 ? Mismatches<true>(a, b, bytes, bits, starts, limit)
+                   : Mismatches<false>(a, b, bytes, bits, starts, limit);
 }
 
 // The same compiled for CPUs with POPCNT (every CPU of the AVX2 level and above; cpu.h).
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 __attribute__((target("popcnt"))) int MismatchesPopcnt(const uint8_t* a, const uint8_t* b, size_t bytes,
-                                                         int bits, uint64_t starts) {
-  return bits == 1 ? Mismatches<true>(a, b, bytes, bits, starts) : Mismatches<false>(a, b, bytes, bits, starts);
+                                                         int bits, uint64_t starts, int limit) {
+  return bits == 1 ? Mismatches<true>(a, b, bytes, bits, starts, limit)
+                   : Mismatches<false>(a, b, bytes, bits, starts, limit);
 }
 #else
-int MismatchesPopcnt(const uint8_t* a, const uint8_t* b, size_t bytes, int bits, uint64_t starts) {
-  return MismatchesPortable(a, b, bytes, bits, starts);
+int MismatchesPopcnt(const uint8_t* a, const uint8_t* b, size_t bytes, int bits, uint64_t starts, int limit) {
+  return MismatchesPortable(a, b, bytes, bits, starts, limit);
 }
 #endif
 
@@ -156,7 +161,20 @@ class SketcherImpl final : public Sketcher {
     std::array<uint8_t, kMaxPayloadBytes> expanded_a, expanded_b;
     const uint8_t* bits_a = exact_a ? Expand(a, expanded_a.data()) : a + kHeaderBytes;
     const uint8_t* bits_b = exact_b ? Expand(b, expanded_b.data()) : b + kHeaderBytes;
-    return std::min(bound, EstimateFromMatches(MatchingBins(bits_a, bits_b)));
+    return std::min(bound, EstimateFromMatches(MatchingBins(bits_a, bits_b, options_.bins)));
+  }
+
+  double EstimateIfAtLeast(const uint8_t* a, const uint8_t* b, double threshold) const override {
+    const uint32_t count_a = Load32(a), count_b = Load32(b);
+    if (count_a <= exact_capacity_ || count_b <= exact_capacity_) return Estimate(a, b);
+    const double bound = static_cast<double>(std::min(count_a, count_b)) / std::max(count_a, count_b);
+    if (bound < threshold) return bound;
+    // The estimate reaches the threshold only with at most (1 - c)(1 - t) B bins disagreeing; one bin
+    // of margin against rounding. Beyond it the count stops and the partial estimate, already below
+    // the threshold, is returned.
+    const double allowed = (1 - chance_) * (1 - threshold) * options_.bins;
+    const int limit = allowed >= options_.bins ? options_.bins : static_cast<int>(allowed) + 1;
+    return std::min(bound, EstimateFromMatches(MatchingBins(a + kHeaderBytes, b + kHeaderBytes, limit)));
   }
 
  private:
@@ -250,10 +268,12 @@ class SketcherImpl final : public Sketcher {
     return static_cast<double>(both) / static_cast<double>(count_a + count_b - both);
   }
 
-  int MatchingBins(const uint8_t* a, const uint8_t* b) const {
+  // Bins that agree; with a limit below the bins, the count stops early once more than `limit`
+  // disagree (the result is then too high, but below bins - limit).
+  int MatchingBins(const uint8_t* a, const uint8_t* b, int limit) const {
     const int bits = options_.bits_per_bin;
-    const int mismatches = popcnt_ ? MismatchesPopcnt(a, b, payload_bytes_, bits, field_starts_)
-                                   : MismatchesPortable(a, b, payload_bytes_, bits, field_starts_);
+    const int mismatches = popcnt_ ? MismatchesPopcnt(a, b, payload_bytes_, bits, field_starts_, limit)
+                                   : MismatchesPortable(a, b, payload_bytes_, bits, field_starts_, limit);
     return options_.bins - mismatches;
   }
 
