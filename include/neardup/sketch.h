@@ -130,9 +130,10 @@ struct BandJoinStats {
 // Every pair of documents that share at least one band key and whose sketches estimate Jaccard >=
 // threshold, in ascending (first, second) order whatever the thread count. Document d's band keys
 // are band_keys[d * bands .. (d + 1) * bands) and its sketch sketches[d * sketch_bytes ..]. Each
-// band is sorted by key (a stable radix sort, so ids ascend inside a run of equal keys) and pairs
-// are compared only inside runs; a pair is verified only in the first band whose key both documents
-// share, so no pair is verified or reported twice. InvalidArgument when the spans disagree with the
+// band is sorted by the keys' top 22 bits (a stable radix sort, so ids ascend inside a run) and
+// pairs are compared only inside runs, when their whole keys are equal; with all_pairs a pair is
+// verified only in the first band whose key both documents share, so no pair is verified or
+// reported twice (without it, see BandJoinOptions::all_pairs). InvalidArgument when the spans disagree with the
 // sketcher's sizes or there are 2^32 documents or more. Memory: 16 bytes per document per thread
 // (one band's sort) plus 12 bytes per pair kept (24 while the bands' results are merged); time
 // grows with the square of the longest run of equal keys (many near-identical documents: group
