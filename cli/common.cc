@@ -26,6 +26,11 @@ void AddFingerprintFlags(CLI::App* command, FingerprintFlags* flags) {
                       "Features: shingles, terms (TF-IDF for Chinese) or keywords (top-N TF-IDF words)")
       ->check(CLI::IsMember({"shingles", "terms", "keywords"}))
       ->capture_default_str();
+  command->add_option("--lang", flags->lang,
+                      "Chinese word segmentation: auto (dictionary loaded on the first Chinese text), zh "
+                      "(loaded at start) or en (each Han character a word, no dictionary)")
+      ->check(CLI::IsMember({"auto", "zh", "en"}))
+      ->capture_default_str();
   command->add_option("--keywords", flags->keyword_count,
                       "Keywords per document in keywords mode (0: max(5, min(200, bytes / 120)))")
       ->check(CLI::Range(0, 100000))
@@ -124,6 +129,9 @@ Result<FingerprintOptions> ToOptions(const FingerprintFlags& flags) {
   options.mode = *mode;
   options.shingle_unit = *unit;
   options.shingle_size = flags.shingle_size;
+  auto language = ParseLanguage(flags.lang);
+  if (!language.ok()) return language.status();
+  options.language = *language;
   auto weighting = ParseFeatureWeighting(flags.weighting);
   if (!weighting.ok()) return weighting.status();
   options.weighting = *weighting;

@@ -68,11 +68,12 @@ void AppendDouble(double value, std::string* out);
 // Invalid UTF-8 in text: --invalid-utf8 replace|reject.
 void AddInvalidUtf8Flag(CLI::App* command, std::string* value);
 
-// Fingerprint options as flags: --mode, --shingle-unit, --shingle-size, --keywords, --weighting,
+// Fingerprint options as flags: --mode, --lang, --shingle-unit, --shingle-size, --keywords, --weighting,
 // --fold, --fold-table, --no-normalize, --invalid-utf8, --max-doc-bytes, and the dictionary and
 // weight flags above.
 struct FingerprintFlags {
   std::string mode = "shingles";
+  std::string lang = "auto";
   std::string shingle_unit = "word";
   int shingle_size = 3;
   int keyword_count = 0;

@@ -50,8 +50,19 @@ enum class FeatureWeighting {
   kDistinct,     // each distinct feature (by its 64-bit hash) once, weight 1: a set, as Jaccard sees it
 };
 
+// How runs of Chinese (Han) characters are cut into words (terms and word shingles).
+enum class Language {
+  kAuto,     // by the jieba-compatible segmenter; its dictionary is loaded on the first Chinese text
+  kChinese,  // the same, the dictionary loaded by Fingerprinter::Create() (a bad one fails at once)
+  kOther,    // every Han character is a word of its own; the dictionary is never loaded
+};
+
 struct FingerprintOptions {
   FeatureMode mode = FeatureMode::kShingles;
+
+  // Chinese word segmentation (terms, word shingles). kKeywords always segments (jieba's
+  // extract_tags): it does not accept kOther.
+  Language language = Language::kAuto;
 
   // Shingle unit and length n (1..64). Texts with fewer than n units give one feature: all of them.
   ShingleUnit shingle_unit = ShingleUnit::kWord;
@@ -96,6 +107,9 @@ std::string_view ShingleUnitName(ShingleUnit unit);
 // Parses "occurrences" / "distinct".
 Result<FeatureWeighting> ParseFeatureWeighting(std::string_view name);
 std::string_view FeatureWeightingName(FeatureWeighting weighting);
+// Parses "auto" / "zh" / "en" (also "chinese", "other"); names are "auto", "zh", "en".
+Result<Language> ParseLanguage(std::string_view name);
+std::string_view LanguageName(Language language);
 
 struct FingerprintResult {
   uint64_t simhash = 0;

@@ -526,6 +526,7 @@ std::string Job::Settings() const {
     s += ":" + std::string(ShingleUnitName(f.shingle_unit)) + ":" + std::to_string(f.shingle_size);
   }
   s += " weighting=" + std::string(FeatureWeightingName(f.weighting));
+  s += " lang=" + std::string(LanguageName(f.language));
   s += f.fold_traditional ? " fold=t2s" : " fold=none";
   if (accurate_) {
     char text[96];

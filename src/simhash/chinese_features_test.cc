@@ -120,6 +120,54 @@ TEST(ShinglesMode, ChineseWordsAreTheUnits) {
   EXPECT_EQ(result->simhash, Fold({{"我 来到", 1}, {"来到 北京", 1}, {"北京 清华大学", 1}}));
 }
 
+// Language::kOther cuts Han runs into single characters: the same features as the segmenter sees
+// when every character stands alone, with unit weights in terms mode, and no dictionary needed.
+TEST(Languages, OtherCutsEveryHanCharacter) {
+  const std::string text = std::string("hello ") + kChinese + " world";
+  std::string spaced;  // every Han character a token of its own
+  for (size_t i = 0; i < text.size();) {
+    const size_t len = (static_cast<unsigned char>(text[i]) >= 0xE0) ? 3 : 1;
+    spaced += text.substr(i, len);
+    if (len == 3) spaced += ' ';
+    i += len;
+  }
+  FingerprintOptions other;
+  other.language = Language::kOther;
+  FingerprintOptions automatic;
+  auto a = Fingerprinter::Create(other), b = Fingerprinter::Create(automatic);
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_EQ((*a)->Fingerprint(text)->simhash, (*b)->Fingerprint(spaced)->simhash);
+  EXPECT_NE((*a)->Fingerprint(text)->simhash, (*b)->Fingerprint(text)->simhash);
+
+  other.mode = FeatureMode::kTerms;
+  auto terms = Fingerprinter::Create(other);
+  ASSERT_TRUE(terms.ok());
+  std::vector<std::pair<std::string, double>> features = {{"hello", 1.0}};
+  for (size_t i = 0; i < sizeof(kChinese) - 1;) {
+    const size_t len = (static_cast<unsigned char>(kChinese[i]) >= 0xE0) ? 3 : 1;
+    const std::string unit(kChinese + i, len);
+    // Punctuation (、。，) is not a word; every Han character is one, weight 1.
+    if (unit != "、" && unit != "。" && unit != "，") features.emplace_back(unit, 1.0);
+    i += len;
+  }
+  features.emplace_back("world", 1.0);
+  EXPECT_EQ((*terms)->Fingerprint(text)->simhash, Fold(features));
+
+  other.mode = FeatureMode::kKeywords;
+  EXPECT_EQ(Fingerprinter::Create(other).status().code(), Status::Code::kInvalidArgument);
+  // kChinese segments like kAuto (its dictionary loaded by Create()).
+  FingerprintOptions chinese;
+  chinese.language = Language::kChinese;
+  auto c = Fingerprinter::Create(chinese);
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ((*c)->Fingerprint(text)->simhash, (*b)->Fingerprint(text)->simhash);
+  EXPECT_EQ(*ParseLanguage("en"), Language::kOther);
+  EXPECT_EQ(*ParseLanguage("zh"), Language::kChinese);
+  EXPECT_EQ(*ParseLanguage("auto"), Language::kAuto);
+  EXPECT_EQ(LanguageName(Language::kOther), "en");
+  EXPECT_FALSE(ParseLanguage("fr").ok());
+}
+
 TEST(ChineseModes, StreamingGivesTheSameFingerprint) {
   const std::string text = std::string("LibreOffice 帮助：") + kChinese + "\r\nＡＢＣ全角，iPhone 6s。";
   for (FeatureMode mode : {FeatureMode::kTerms, FeatureMode::kShingles, FeatureMode::kKeywords}) {

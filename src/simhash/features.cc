@@ -105,6 +105,7 @@ void UnitWindow::Compact() {
 FeatureGenerator::FeatureGenerator(const FingerprintOptions& options)
     : model_(options.keyword_model),
       mode_(options.mode),
+      language_(options.language),
       unit_(options.shingle_unit),
       window_(static_cast<size_t>(std::max(1, options.shingle_size)),
               options.shingle_unit == ShingleUnit::kWord) {}
@@ -134,6 +135,21 @@ bool FeatureGenerator::CutChinese(std::string_view run, OnWord&& on_word) {
 
 void FeatureGenerator::AddToken(const Token& token, FeatureSink* sink) {
   const std::string_view text = token.text;
+  if (token.kind == TokenKind::kCjk && language_ == Language::kOther &&
+      (mode_ == FeatureMode::kTerms || unit_ == ShingleUnit::kWord)) {
+    // No segmentation: every character is a word (occurrence weight in terms, like other words).
+    for (size_t i = 0; i < text.size();) {
+      const std::string_view character = text.substr(i, SequenceLength(static_cast<unsigned char>(text[i])));
+      if (mode_ == FeatureMode::kTerms) {
+        sink->Add(character);
+      } else if (window_.Push(character)) {
+        sink->Add(window_.Shingle());
+      }
+      i += character.size();
+    }
+    tokens_seen_ = true;
+    return;
+  }
   if (mode_ == FeatureMode::kTerms) {
     if (token.kind == TokenKind::kCjk) {
       CutChinese(text, [&](std::string_view word, int32_t node) {

@@ -129,6 +129,7 @@ class FeatureGenerator {
   Status status_;
 
   const FeatureMode mode_;
+  const Language language_;
   const ShingleUnit unit_;
   UnitWindow window_;
   bool tokens_seen_ = false;

@@ -202,6 +202,22 @@ std::string_view FeatureWeightingName(FeatureWeighting weighting) {
   return weighting == FeatureWeighting::kDistinct ? "distinct" : "occurrences";
 }
 
+Result<Language> ParseLanguage(std::string_view name) {
+  if (name == "auto") return Language::kAuto;
+  if (name == "zh" || name == "chinese") return Language::kChinese;
+  if (name == "en" || name == "other") return Language::kOther;
+  return Status::InvalidArgument("unknown language '" + std::string(name) + "' (expected auto, zh or en)");
+}
+
+std::string_view LanguageName(Language language) {
+  switch (language) {
+    case Language::kAuto: return "auto";
+    case Language::kChinese: return "zh";
+    case Language::kOther: return "en";
+  }
+  return "unknown";
+}
+
 Result<std::unique_ptr<Fingerprinter>> Fingerprinter::Create(const FingerprintOptions& options) {
   if (options.mode != FeatureMode::kTerms && options.mode != FeatureMode::kShingles &&
       options.mode != FeatureMode::kKeywords) {
@@ -221,10 +237,22 @@ Result<std::unique_ptr<Fingerprinter>> Fingerprinter::Create(const FingerprintOp
     return Status::InvalidArgument("keyword count must be between 0 (automatic) and 100000, got " +
                                    std::to_string(options.keyword_count));
   }
+  if (options.language != Language::kAuto && options.language != Language::kChinese &&
+      options.language != Language::kOther) {
+    return Status::InvalidArgument("unknown language " + std::to_string(static_cast<int>(options.language)));
+  }
+  if (options.language == Language::kOther && options.mode == FeatureMode::kKeywords) {
+    return Status::InvalidArgument("the keywords mode segments Chinese with the dictionary: it needs "
+                                   "language auto or zh, not en");
+  }
   FingerprintOptions resolved = options;
-  if (resolved.mode == FeatureMode::kKeywords && resolved.keyword_model == nullptr) {
+  if ((resolved.mode == FeatureMode::kKeywords || resolved.language == Language::kChinese) &&
+      resolved.keyword_model == nullptr) {
     auto model = KeywordModel::Default();
-    if (!model.ok()) return model.status().WithContext("keywords mode");
+    if (!model.ok()) {
+      return model.status().WithContext(resolved.mode == FeatureMode::kKeywords ? "keywords mode"
+                                                                                 : "Chinese segmentation");
+    }
     resolved.keyword_model = *model;
   }
   std::shared_ptr<const CharacterFolding> folding;

@@ -90,6 +90,25 @@ if run jsonl-long 1 "$T/long.jsonl" -- "$ND" hash --jsonl --max-line-bytes 1K; t
   expect jsonl-long "$T/err" "-:1: line longer than the limit of 1024 bytes"
 fi
 
+# --- --lang: en cuts every Han character (no dictionary), zh and auto segment
+printf '中文文本的重复检测 hello world\n' >"$T/han.txt"
+printf '中 文 文 本 的 重 复 检 测 hello world\n' >"$T/han-spaced.txt"
+if run lang-en 0 "$T/han.txt" -- "$ND" hash --lang en; then
+  cp "$T/out" "$T/lang-en"
+  run lang-spaced 0 "$T/han-spaced.txt" -- "$ND" hash && expect_same lang-en "$T/lang-en" "$(cat "$T/out")"
+fi
+if run lang-zh 0 "$T/han.txt" -- "$ND" hash --lang zh; then
+  cp "$T/out" "$T/lang-zh"
+  run lang-auto 0 "$T/han.txt" -- "$ND" hash && expect_same lang-zh "$T/lang-zh" "$(cat "$T/out")"
+  [[ "$(cat "$T/lang-zh")" != "$(cat "$T/lang-en")" ]] && ok || fail lang-zh "same fingerprint as en"
+fi
+if run lang-bad 2 "$T/han.txt" -- "$ND" dedup - -o "$T/k.txt" --lang fr; then
+  expect lang-bad "$T/err" "--lang: fr not in {auto,zh,en}"
+fi
+if run lang-keywords 1 "$T/han.txt" -- "$ND" dedup - -o "$T/k.txt" --method simhash --mode keywords --lang en; then
+  expect lang-keywords "$T/err" "the keywords mode segments Chinese with the dictionary: it needs language auto or zh"
+fi
+
 # --- bad input
 printf 'ok line\nab\xffcd\n' >"$T/invalid.txt"
 if run utf8-reject 1 "$T/invalid.txt" -- "$ND" hash --invalid-utf8 reject; then
@@ -213,7 +232,7 @@ if run dedup-accurate 0 "$T/empty" -- "$ND" dedup -q "$T/dedup.txt" -o "$T/kept.
   expect dedup-accurate "$T/pairs.tsv" "$(printf '3\t4\t1.0000')"
   grep -qE '^1'$'\t''2'$'\t''0\.9[0-9]{3}$' "$T/pairs.tsv" && ok || fail dedup-accurate "pairs: 1 2 with a Jaccard estimate"
   expect_same dedup-accurate-kept "$T/kept.txt" "$(sed -n '1p;3p;5p' "$T/dedup.txt")"
-  expect dedup-accurate-report "$T/report.json" 'method=accurate mode=shingles:char:5 weighting=distinct fold=t2s threshold=0.8 sketch=1024x1 bands=20x6'
+  expect dedup-accurate-report "$T/report.json" 'method=accurate mode=shingles:char:5 weighting=distinct lang=auto fold=t2s threshold=0.8 sketch=1024x1 bands=20x6'
 fi
 if run dedup-simhash 0 "$T/empty" -- "$ND" dedup -q --method simhash -k 7 "$T/dedup.txt" --pairs "$T/pairs.tsv"; then
   grep -qE '^1'$'\t''2'$'\t''[0-7]$' "$T/pairs.tsv" && ok || fail dedup-simhash "pairs: 1 2 with a distance"
