@@ -13,7 +13,8 @@
 //   - kSimhash: a pair is a near-duplicate iff the fingerprints are within k bits (the all-pairs join).
 // Memory holds per document the fingerprint, the id, (kAccurate) the sketch and band keys (220 bytes
 // with the defaults), and a few more bytes, never the texts: the kept lines are copied from the inputs
-// in a second pass (standard input is spooled to a temporary file for it).
+// in a second pass (standard input is spooled to a temporary file for it). kSimhash on plain text:
+// about 29 bytes per document at the peak, everything included (10M documents: 0.29 GB).
 //
 // Outputs are written to temporary files beside their destination and renamed only when the whole
 // job succeeded, so an interrupted or failed run never leaves a file that looks complete.
