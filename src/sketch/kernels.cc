@@ -18,6 +18,7 @@ namespace {
 constexpr uint64_t kMul1 = 0xbf58476d1ce4e5b9ULL;
 constexpr uint64_t kMul2 = 0x94d049bb133111ebULL;
 
+// values[i] = Remix(values[i]), and the low bits packed into low_bits (when not null).
 void RemixAllPortable(uint64_t* values, size_t n, uint8_t* low_bits) {
   for (size_t i = 0; i < n; i += 8) {
     uint8_t byte = 0;
@@ -68,25 +69,6 @@ __attribute__((target("avx2"))) void RemixAllAvx2(uint64_t* values, size_t n, ui
       byte |= _mm256_movemask_pd(_mm256_castsi256_pd(_mm256_slli_epi64(x, 63))) << (4 * half);
     }
     if (low_bits != nullptr) low_bits[i / 8] = static_cast<uint8_t>(byte);
-  }
-}
-
-__attribute__((target("avx512f,avx512dq"))) void RemixAllAvx512(uint64_t* values, size_t n,
-                                                                uint8_t* low_bits) {
-  const __m512i m1 = _mm512_set1_epi64(static_cast<long long>(kMul1));
-  const __m512i m2 = _mm512_set1_epi64(static_cast<long long>(kMul2));
-  const __m512i one = _mm512_set1_epi64(1);
-  // Zero-masked shifts under a full mask: GCC 12 warns about the plain forms' undefined pass-through.
-  constexpr __mmask8 kAll = 0xFF;
-  for (size_t i = 0; i < n; i += 8) {
-    __m512i x = _mm512_loadu_si512(values + i);
-    x = _mm512_xor_si512(x, _mm512_maskz_srli_epi64(kAll, x, 30));
-    x = _mm512_mullo_epi64(x, m1);
-    x = _mm512_xor_si512(x, _mm512_maskz_srli_epi64(kAll, x, 27));
-    x = _mm512_mullo_epi64(x, m2);
-    x = _mm512_xor_si512(x, _mm512_maskz_srli_epi64(kAll, x, 31));
-    _mm512_storeu_si512(values + i, x);
-    if (low_bits != nullptr) low_bits[i / 8] = static_cast<uint8_t>(_mm512_test_epi64_mask(x, one));
   }
 }
 
@@ -149,23 +131,17 @@ __attribute__((target("avx512f,avx512dq"))) void DensifyAndRemixAvx512(uint64_t*
 
 void DensifyAndRemix(uint64_t* values, size_t n, uint64_t wrap, uint8_t* low_bits) {
 #if NEARDUP_X86
-  if (ActiveSimdLevel() == SimdLevel::kAvx512) return DensifyAndRemixAvx512(values, n, wrap, low_bits);
-#endif
-  Densify(values, n, wrap);
-  RemixAll(values, n, low_bits);
-}
-
-void RemixAll(uint64_t* values, size_t n, uint8_t* low_bits) {
-#if NEARDUP_X86
   switch (ActiveSimdLevel()) {
     case SimdLevel::kAvx512:
-      return RemixAllAvx512(values, n, low_bits);
+      return DensifyAndRemixAvx512(values, n, wrap, low_bits);
     case SimdLevel::kAvx2:
+      Densify(values, n, wrap);
       return RemixAllAvx2(values, n, low_bits);
     case SimdLevel::kPortable:
       break;
   }
 #endif
+  Densify(values, n, wrap);
   RemixAllPortable(values, n, low_bits);
 }
 
