@@ -252,7 +252,8 @@ void AddDedupCommand(CLI::App* app, int* exit_code) {
       "  neardup dedup posts.txt --method simhash -k 3 -o kept.txt\n"
       "  neardup dedup today.jsonl --against yesterday.idx --save-index today.idx -o new.jsonl");
   command->add_option("inputs", flags->inputs, "Files, folders (recursive) or '-' for stdin")->required();
-  command->add_option("-o,--output", flags->kept, "KEPT: the kept documents' lines, in input order");
+  command->add_option("-o,--output", flags->kept,
+                      "KEPT: the kept documents' lines, in input order ('-': standard output, one output at most)");
   command->add_option("--dups", flags->dups, "DUPS.tsv: dup_id<TAB>kept_id<TAB>score");
   command->add_option("--clusters", flags->clusters, "CLUSTERS.jsonl: one cluster of 2+ documents a line");
   command->add_option("--pairs", flags->pairs, "PAIRS.tsv: id_a<TAB>id_b<TAB>score, every near-duplicate pair");

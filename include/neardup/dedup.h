@@ -18,6 +18,7 @@
 //
 // Outputs are written to temporary files beside their destination and renamed only when the whole
 // job succeeded, so an interrupted or failed run never leaves a file that looks complete.
+// One output may be "-", standard output: it is written as the job goes, without that guarantee.
 //
 // Thread safety: RunDedup may run concurrently with other calls; the options' callbacks are called
 // from the thread that called RunDedup.

@@ -52,6 +52,18 @@ class ScratchDir {
 
 Status CheckOptions(const DedupOptions& options) {
   if (options.inputs.empty()) return Status::InvalidArgument("no input given");
+  int to_standard_output = 0;
+  for (const std::string* path : {&options.kept_path, &options.dups_path, &options.clusters_path,
+                                  &options.pairs_path, &options.report_path}) {
+    to_standard_output += *path == "-";
+  }
+  if (to_standard_output > 1) {
+    return Status::InvalidArgument("only one output can go to standard output ('-')");
+  }
+  if (options.save_index == "-") {
+    return Status::InvalidArgument("the saved index is a file with an id file beside it: it cannot be "
+                                   "standard output ('-')");
+  }
   if (options.method != DedupMethod::kAccurate && options.method != DedupMethod::kSimhash) {
     return Status::InvalidArgument("unknown dedup method " + std::to_string(static_cast<int>(options.method)));
   }

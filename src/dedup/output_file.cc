@@ -26,30 +26,38 @@ OutputFile::~OutputFile() {
   if (fd_ >= 0) {
     WaitPending();
     ::close(fd_);
-    std::remove(temp_path_.c_str());
+    if (!standard_output_) std::remove(temp_path_.c_str());
   }
 }
 
 Status OutputFile::Open(const std::string& path) {
   path_ = path;
-  temp_path_ = path + ".tmp-XXXXXX";
-  fd_ = ::mkstemp(temp_path_.data());
-  if (fd_ < 0) return Status::IOError(path + ": cannot create: " + std::strerror(errno));
-  // mkstemp creates the file private; an output gets the permissions of any new file.
-  const mode_t mask = ::umask(0);
-  ::umask(mask);
-  ::fchmod(fd_, 0666 & ~mask);
+  standard_output_ = path == "-";
+  if (standard_output_) {
+    fd_ = ::dup(STDOUT_FILENO);
+    if (fd_ < 0) return Status::IOError(std::string("standard output: ") + std::strerror(errno));
+  } else {
+    temp_path_ = path + ".tmp-XXXXXX";
+    fd_ = ::mkstemp(temp_path_.data());
+    if (fd_ < 0) return Status::IOError(path + ": cannot create: " + std::strerror(errno));
+    // mkstemp creates the file private; an output gets the permissions of any new file.
+    const mode_t mask = ::umask(0);
+    ::umask(mask);
+    ::fchmod(fd_, 0666 & ~mask);
+  }
   current_.reset(NewBlock());
   spare_.reset(NewBlock());
   if (current_ == nullptr || spare_ == nullptr) {
     ::close(fd_);
     fd_ = -1;
-    std::remove(temp_path_.c_str());
+    if (!standard_output_) std::remove(temp_path_.c_str());
     return Status::ResourceExhausted(path + ": cannot allocate the output buffers");
   }
 #ifdef O_DIRECT
-  const int flags = ::fcntl(fd_, F_GETFL);
-  direct_ = flags >= 0 && ::fcntl(fd_, F_SETFL, flags | O_DIRECT) == 0;
+  if (!standard_output_) {
+    const int flags = ::fcntl(fd_, F_GETFL);
+    direct_ = flags >= 0 && ::fcntl(fd_, F_SETFL, flags | O_DIRECT) == 0;
+  }
 #endif
   return Status::OK();
 }
@@ -133,7 +141,8 @@ Status OutputFile::Commit() {
     ok = ok && WriteAll(current_.get() + whole, fill_ - whole);
     fill_ = 0;
   }
-  if (ok && ::fsync(fd_) != 0) {
+  // Standard output may be a pipe or a terminal: nothing to sync there.
+  if (ok && ::fsync(fd_) != 0 && !(standard_output_ && (errno == EINVAL || errno == EROFS))) {
     ok = false;
     error_ = errno;
   }
@@ -142,6 +151,10 @@ Status OutputFile::Commit() {
     error_ = errno;
   }
   fd_ = -1;
+  if (standard_output_) {
+    if (!ok) return Status::IOError(std::string("standard output: write failed: ") + std::strerror(error_ != 0 ? error_ : EIO));
+    return Status::OK();
+  }
   if (ok && std::rename(temp_path_.c_str(), path_.c_str()) != 0) {
     ok = false;
     error_ = errno;

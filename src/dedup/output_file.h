@@ -16,6 +16,9 @@ namespace neardup::dedup_internal {
 // over `path`. Destroyed without Commit(), it removes the temporary file: a failed or interrupted job
 // leaves nothing that looks like a finished output. Not thread-safe.
 //
+// The path "-" is standard output: written as the job goes (in the same blocks, never O_DIRECT), so
+// there a failed or interrupted job leaves what was already written.
+//
 // Data goes out in blocks of kBlockBytes written by a background task while the caller fills the next
 // block. Where the file system allows it the blocks bypass the page cache (O_DIRECT): a large output
 // (the kept documents of a corpus) is then written at device speed instead of being copied into the
@@ -58,6 +61,7 @@ class OutputFile {
   std::string path_, temp_path_;
   int fd_ = -1;
   bool direct_ = false;
+  bool standard_output_ = false;
   std::string staging_;
   std::unique_ptr<char, Block> current_, spare_;
   size_t fill_ = 0;

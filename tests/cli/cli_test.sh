@@ -90,6 +90,17 @@ if run jsonl-long 1 "$T/long.jsonl" -- "$ND" hash --jsonl --max-line-bytes 1K; t
   expect jsonl-long "$T/err" "-:1: line longer than the limit of 1024 bytes"
 fi
 
+# --- one output may be standard output
+printf 'a b c d e f\na b c d e f\nx y z w v u\n' >"$T/stdout-in.txt"
+if run dedup-stdout 0 /dev/null -- "$ND" dedup "$T/stdout-in.txt" -o - --dups "$T/stdout-dups.tsv" --quiet; then
+  expect_same dedup-stdout "$T/out" "$(printf 'a b c d e f\nx y z w v u')"
+  expect_same dedup-stdout-dups "$T/stdout-dups.tsv" "$(printf '2\t1\t1.0000')"
+  [[ ! -e ./- ]] && ok || fail dedup-stdout "a file named '-' was written"
+fi
+if run dedup-two-stdout 1 /dev/null -- "$ND" dedup "$T/stdout-in.txt" -o - --dups - --quiet; then
+  expect dedup-two-stdout "$T/err" "only one output can go to standard output ('-')"
+fi
+
 # --- --lang: en cuts every Han character (no dictionary), zh and auto segment
 printf '中文文本的重复检测 hello world\n' >"$T/han.txt"
 printf '中 文 文 本 的 重 复 检 测 hello world\n' >"$T/han-spaced.txt"
