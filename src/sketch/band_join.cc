@@ -86,7 +86,8 @@ struct BandWork {
   SharedComponents* components;  // null: every candidate is verified
 };
 
-// The pairs verified in band j (those that share no earlier band key).
+// The pairs verified in band j: those sharing no earlier band key (all pairs), or those not yet
+// connected (clustering).
 void JoinBand(const BandWork& w, size_t j, std::vector<uint64_t>* values,
               std::vector<uint64_t>* scratch, std::vector<SimilarPair>* out, BandJoinStats* stats) {
   values->resize(w.documents);
