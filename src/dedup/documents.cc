@@ -229,14 +229,26 @@ void Work(const std::vector<InputFile>& files, const DedupOptions& options,
 }  // namespace
 
 void DocumentTable::AddId(const std::string* explicit_id) {
-  if (explicit_id == nullptr && id_ends_.empty()) return;  // every id so far is a line
-  if (id_ends_.empty()) {  // the first id field: the documents before it are named by their lines
-    id_ends_.assign(size() - 1, 0);
+  if (explicit_id == nullptr && id_lengths_.empty()) return;  // every id so far is a line
+  if (id_lengths_.empty()) {  // the first id field: the documents before it are named by their lines
+    id_lengths_.assign(size() - 1, 0);
     named_by_line_.assign(size() - 1, true);
+    id_run_starts_.assign((size() - 1 + kIdRun - 1) / kIdRun, 0);
   }
+  if (id_lengths_.size() % kIdRun == 0) id_run_starts_.push_back(id_bytes_.size());
   if (explicit_id != nullptr) id_bytes_.append(*explicit_id);
-  id_ends_.push_back(id_bytes_.size());
+  // Ids come from lines of at most max_line_bytes; longer than 4 GB is cut (never reached in practice).
+  id_lengths_.push_back(explicit_id != nullptr ? static_cast<uint32_t>(std::min<size_t>(explicit_id->size(), UINT32_MAX)) : 0);
   named_by_line_.push_back(explicit_id == nullptr);
+}
+
+void DocumentTable::ReserveIds(size_t expected) {
+  if (id_lengths_.empty() || expected <= id_lengths_.size()) return;
+  const double per_document = static_cast<double>(id_bytes_.size()) / static_cast<double>(id_lengths_.size());
+  id_bytes_.reserve(static_cast<size_t>(per_document * static_cast<double>(expected)));
+  id_lengths_.reserve(expected);
+  named_by_line_.reserve(expected);
+  id_run_starts_.reserve(expected / kIdRun + 1);
 }
 
 uint64_t DocumentTable::LineOrdinal(size_t d) const {
@@ -251,9 +263,10 @@ uint64_t DocumentTable::LineOrdinal(size_t d) const {
 }
 
 std::string DocumentTable::id(size_t d) const {
-  if (!id_ends_.empty() && !named_by_line_[d]) {
-    const uint64_t begin = d == 0 ? 0 : id_ends_[d - 1];
-    return id_bytes_.substr(begin, id_ends_[d] - begin);
+  if (!id_lengths_.empty() && !named_by_line_[d]) {
+    uint64_t begin = id_run_starts_[d / kIdRun];
+    for (size_t i = d / kIdRun * kIdRun; i < d; ++i) begin += id_lengths_[i];
+    return id_bytes_.substr(begin, id_lengths_[d]);
   }
   const uint64_t ordinal = LineOrdinal(d);
   const auto file = static_cast<size_t>(
@@ -304,6 +317,7 @@ Status ReadDocuments(const std::vector<InputFile>& files, const DedupOptions& op
                               static_cast<double>(table->bytes);
       const auto expected = static_cast<size_t>(std::min(estimate, 4.3e9)) + 4096;
       table->fingerprints.reserve(expected);
+      table->ReserveIds(expected);
       if (sketcher != nullptr) {
         table->sketches.reserve(expected * sketcher->sketch_bytes());
         table->band_keys.reserve(expected * static_cast<size_t>(sketcher->options().bands));

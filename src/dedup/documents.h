@@ -50,6 +50,8 @@ struct DocumentTable {
 
   // Records the id of the next document: an id field's value, or none (the line names it).
   void AddId(const std::string* explicit_id);
+  // Sizes the id storage for `expected` documents like those seen so far (no doubling while growing).
+  void ReserveIds(size_t expected);
 
   // The id of document d.
   std::string id(size_t d) const;
@@ -57,9 +59,13 @@ struct DocumentTable {
  private:
   uint64_t LineOrdinal(size_t d) const;
 
-  // Only once a document has an id field: ids of all documents (empty for line-named ones).
+  // Only once a document has an id field: ids of all documents (empty for line-named ones),
+  // concatenated; each id's length (4 bytes), and where every run of kIdRun ids starts (8 bytes per
+  // run), so that an id costs its bytes and about 4 more.
+  static constexpr size_t kIdRun = 64;
   std::string id_bytes_;
-  std::vector<uint64_t> id_ends_;
+  std::vector<uint32_t> id_lengths_;
+  std::vector<uint64_t> id_run_starts_;
   std::vector<bool> named_by_line_;
 };
 

@@ -11,6 +11,7 @@
 #include <random>
 #include <sstream>
 
+#include "dedup/documents.h"
 #include "dedup/fingerprint_groups.h"
 #include "dedup/output_file.h"
 #include "dedup/signature_groups.h"
@@ -61,6 +62,31 @@ TEST(FingerprintGroupsTest, EqualsAMapOnRandomAndSkewedFingerprints) {
   CheckGroups({}, {}, 2);
   CheckGroups({5}, {true}, 2);
   CheckGroups({7, 7, 7}, {false, true, false}, 1);
+}
+
+// Ids: documents named by their line until the first id field, then a mix, across many runs of 64.
+TEST(DocumentTableTest, IdsOfEveryDocument) {
+  for (size_t first_named : {size_t{0}, size_t{1}, size_t{64}, size_t{100}, size_t{1000}}) {
+    DocumentTable table;
+    table.file_starts = {0};
+    table.file_names = {"only.jsonl"};
+    std::vector<std::string> want;
+    std::mt19937_64 rng(first_named);
+    for (size_t d = 0; d < 1500; ++d) {
+      ++table.documents;
+      table.lines = d + 1;
+      if (d < first_named || rng() % 5 == 0) {
+        table.AddId(nullptr);
+        want.push_back(std::to_string(d + 1));
+      } else {
+        const std::string id = rng() % 7 == 0 ? "" : "id-" + std::string(rng() % 40, 'x') + std::to_string(d);
+        table.AddId(&id);
+        want.push_back(id);
+      }
+      if (d == 700) table.ReserveIds(3000);
+    }
+    for (size_t d = 0; d < want.size(); ++d) ASSERT_EQ(table.id(d), want[d]) << d << " " << first_named;
+  }
 }
 
 std::string ReadAll(const std::string& path) {
