@@ -120,17 +120,23 @@ TEST(ShinglesMode, ChineseWordsAreTheUnits) {
   EXPECT_EQ(result->simhash, Fold({{"我 来到", 1}, {"来到 北京", 1}, {"北京 清华大学", 1}}));
 }
 
+// The code points of ASCII and three-byte UTF-8 text (all these tests use), each as its bytes.
+std::vector<std::string> CodePoints(std::string_view text) {
+  std::vector<std::string> units;
+  for (size_t i = 0; i < text.size();) {
+    const size_t len = static_cast<unsigned char>(text[i]) >= 0xE0 ? 3 : 1;
+    units.emplace_back(text.substr(i, len));
+    i += len;
+  }
+  return units;
+}
+
 // Language::kOther cuts Han runs into single characters: the same features as the segmenter sees
 // when every character stands alone, with unit weights in terms mode, and no dictionary needed.
 TEST(Languages, OtherCutsEveryHanCharacter) {
   const std::string text = std::string("hello ") + kChinese + " world";
   std::string spaced;  // every Han character a token of its own
-  for (size_t i = 0; i < text.size();) {
-    const size_t len = (static_cast<unsigned char>(text[i]) >= 0xE0) ? 3 : 1;
-    spaced += text.substr(i, len);
-    if (len == 3) spaced += ' ';
-    i += len;
-  }
+  for (const std::string& unit : CodePoints(text)) spaced += unit.size() == 3 ? unit + ' ' : unit;
   FingerprintOptions other;
   other.language = Language::kOther;
   FingerprintOptions automatic;
@@ -143,12 +149,9 @@ TEST(Languages, OtherCutsEveryHanCharacter) {
   auto terms = Fingerprinter::Create(other);
   ASSERT_TRUE(terms.ok());
   std::vector<std::pair<std::string, double>> features = {{"hello", 1.0}};
-  for (size_t i = 0; i < sizeof(kChinese) - 1;) {
-    const size_t len = (static_cast<unsigned char>(kChinese[i]) >= 0xE0) ? 3 : 1;
-    const std::string unit(kChinese + i, len);
+  for (const std::string& unit : CodePoints(kChinese)) {
     // Punctuation (、。，) is not a word; every Han character is one, weight 1.
     if (unit != "、" && unit != "。" && unit != "，") features.emplace_back(unit, 1.0);
-    i += len;
   }
   features.emplace_back("world", 1.0);
   EXPECT_EQ((*terms)->Fingerprint(text)->simhash, Fold(features));

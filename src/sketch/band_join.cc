@@ -104,14 +104,14 @@ void JoinBand(const BandWork& w, size_t j, std::vector<uint64_t>* values,
     while (end < v.size() && (v[end] >> kPrefixShift) == (v[start] >> kPrefixShift)) ++end;
     for (size_t x = start; x + 1 < end; ++x) {
       const auto a = static_cast<uint32_t>(v[x]);
-      const uint32_t* keys_a = &w.band_keys[a * w.bands];
       for (size_t y = x + 1; y < end; ++y) {
         if ((v[y] >> 32) != (v[x] >> 32)) continue;  // another key with the same prefix
         const auto b = static_cast<uint32_t>(v[y]);
-        const uint32_t* keys_b = &w.band_keys[b * w.bands];
         ++local.band_collisions;
         if (w.components == nullptr) {
           // Every pair once: in the first band whose key both documents share.
+          const uint32_t* keys_a = &w.band_keys[a * w.bands];
+          const uint32_t* keys_b = &w.band_keys[b * w.bands];
           bool earlier = false;
           for (size_t e = 0; e < j && !earlier; ++e) earlier = keys_a[e] == keys_b[e];
           if (earlier) continue;
