@@ -117,7 +117,7 @@ int RunCompare(const CompareFlags& flags) {
     out.append(",\"only_b\":");
     AppendFeatureJson(e.only_b, &out);
     out.append("}\n");
-    return kExitSuccess;
+    return FinishCommand("compare", &output);
   }
   out.append("A: ");
   AppendHex64(e.a.simhash, &out);
@@ -135,7 +135,7 @@ int RunCompare(const CompareFlags& flags) {
   AppendFeatureList("top features of B:", e.top_b, &out);
   AppendFeatureList("top features only in A:", e.only_a, &out);
   AppendFeatureList("top features only in B:", e.only_b, &out);
-  return kExitSuccess;
+  return FinishCommand("compare", &output);
 }
 
 }  // namespace

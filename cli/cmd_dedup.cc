@@ -14,8 +14,12 @@ namespace neardup::cli {
 namespace {
 
 std::atomic<bool> interrupted{false};
+std::atomic<int> interrupting_signal{0};
 
-void OnSignal(int) { interrupted.store(true); }
+void OnSignal(int signal) {
+  interrupting_signal.store(signal);
+  interrupted.store(true);
+}
 
 struct DedupFlags {
   std::vector<std::string> inputs;
@@ -30,6 +34,7 @@ struct DedupFlags {
   std::string keep = "first";
   std::string priority_field;
   std::string on_error = "fail";
+  std::string empty = "keep";
   int threads = 0;
   std::string kept, dups, clusters, pairs, report;
   std::vector<std::string> against;
@@ -57,11 +62,16 @@ std::string HumanCount(uint64_t n) {
   return text;
 }
 
-// One line, redrawn in place: [#####.....] 45%  1.2M docs  150.3 MB/s  ETA 12s
+// One line, redrawn in place ten times a second: [#####.....] 45%  1.2M docs  150.3 MB/s  ETA 12s
+// (the join, which has no input position, shows its documents and how long it has run).
 void DrawProgress(const DedupProgress& p) {
   const double rate = p.seconds > 0 ? static_cast<double>(p.bytes) / p.seconds : 0;
   std::string line = "\r" + p.stage + " ";
-  if (p.total_bytes > 0 && p.stage != "join") {
+  if (p.stage == "join") {
+    char elapsed[32];
+    std::snprintf(elapsed, sizeof(elapsed), "  %.1fs", p.seconds);
+    line += HumanCount(p.documents) + " docs" + elapsed;
+  } else if (p.total_bytes > 0) {
     const double fraction = std::min(1.0, static_cast<double>(p.bytes) / static_cast<double>(p.total_bytes));
     const int filled = static_cast<int>(fraction * 30);
     line += "[" + std::string(filled, '#') + std::string(30 - filled, '.') + "] ";
@@ -118,6 +128,11 @@ void PrintSummary(const DedupReport& r, const DedupFlags& flags) {
                   static_cast<unsigned long long>(r.clusters), static_cast<unsigned long long>(r.pairs), flags.k);
   }
   line(buffer);
+  if (r.empty_documents) {
+    std::snprintf(buffer, sizeof(buffer), "no features %llu (blank or symbols only: %s, never matched)",
+                  static_cast<unsigned long long>(r.empty_documents), r.empty_dropped ? "dropped" : "kept");
+    line(buffer);
+  }
   if (r.skipped) {
     std::snprintf(buffer, sizeof(buffer), "skipped     %llu bad documents, first: %s",
                   static_cast<unsigned long long>(r.skipped), r.first_errors.empty() ? "" : r.first_errors[0].c_str());
@@ -199,6 +214,7 @@ int RunDedupCommand(const DedupFlags& flags) {
     options.keep = *keep;
   }
   options.on_error = flags.on_error == "skip" ? ErrorPolicy::kSkip : ErrorPolicy::kFail;
+  options.empty = flags.empty == "drop" ? EmptyPolicy::kDrop : flags.empty == "fail" ? EmptyPolicy::kFail : EmptyPolicy::kKeep;
   options.threads = flags.threads;
   options.kept_path = flags.kept;
   options.dups_path = flags.dups;
@@ -215,17 +231,26 @@ int RunDedupCommand(const DedupFlags& flags) {
   struct sigaction action = {};
   action.sa_handler = OnSignal;
   sigemptyset(&action.sa_mask);
-  struct sigaction previous_int, previous_term;
+  struct sigaction previous_int, previous_term, previous_hup;
   sigaction(SIGINT, &action, &previous_int);
   sigaction(SIGTERM, &action, &previous_term);
+  sigaction(SIGHUP, &action, &previous_hup);
   auto report = RunDedup(options);
   if (bar) std::fputs("\r\x1b[K", stderr);
   sigaction(SIGINT, &previous_int, nullptr);
   sigaction(SIGTERM, &previous_term, nullptr);
+  sigaction(SIGHUP, &previous_hup, nullptr);
   if (!report.ok()) {
     if (report.status().code() == Status::Code::kCancelled) {
-      std::fputs("neardup dedup: interrupted; no output was written\n", stderr);
-      return 130;
+      // Every temporary file and folder is gone; the exit status is the shell's for the signal.
+      const int signal = interrupting_signal.load() != 0 ? interrupting_signal.load() : SIGINT;
+      std::fprintf(stderr, "neardup dedup: interrupted by %s; no output was written%s\n",
+                   signal == SIGTERM ? "SIGTERM" : signal == SIGHUP ? "SIGHUP" : "SIGINT",
+                   flags.kept == "-" || flags.dups == "-" || flags.clusters == "-" || flags.pairs == "-" ||
+                           flags.report == "-"
+                       ? " (but for what standard output had already received)"
+                       : "");
+      return 128 + signal;
     }
     return ReportError("dedup", report.status());
   }
@@ -286,6 +311,11 @@ void AddDedupCommand(CLI::App* app, int* exit_code) {
                       "Keep the document with the highest value of this JSONL number field");
   command->add_option("--on-error", flags->on_error, "Bad documents: fail (stop, naming file and line) or skip")
       ->check(CLI::IsMember({"fail", "skip"}))
+      ->capture_default_str();
+  command->add_option("--empty", flags->empty,
+                      "Documents without features (blank lines, symbols only): keep (kept, never matched), "
+                      "drop (left out), fail (stop at the first)")
+      ->check(CLI::IsMember({"keep", "drop", "fail"}))
       ->capture_default_str();
   command->add_option("--threads", flags->threads, "Worker threads (0: one per core)")->capture_default_str();
   command->add_option("--against", flags->against, "Index of an earlier corpus (repeatable)");

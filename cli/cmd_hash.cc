@@ -64,8 +64,7 @@ class HashSink final : public DocumentSink {
       AppendHex64(result->simhash, &out);
       out.push_back('\n');
     }
-    out_->MaybeFlush();
-    return Status::OK();
+    return out_->MaybeFlush();
   }
 
  private:
@@ -84,10 +83,7 @@ int RunHash(const HashFlags& flags) {
   input_flags.input.replace_invalid_utf8 = options->invalid_utf8 == InvalidUtf8::kReplace;
   Output out;
   HashSink sink(flags, (*fingerprinter)->NewBuilder(/*record_features=*/flags.explain), &out);
-  Status status = ForEachDocument(input_flags.input, &sink);
-  out.Flush();
-  if (!status.ok()) return ReportError("hash", status);
-  return kExitSuccess;
+  return FinishCommand("hash", &out, ForEachDocument(input_flags.input, &sink));
 }
 
 }  // namespace

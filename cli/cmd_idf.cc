@@ -122,6 +122,12 @@ class Counter {
 };
 
 int RunIdfBuild(const IdfFlags& flags) {
+  // The table is checked before anything is read, written whole or not at all.
+  OutputSet outputs;
+  auto table = outputs.Add(flags.output, "-o");
+  if (!table.ok()) return ReportError("idf build", table.status());
+  Status checked = outputs.CheckNotInputs(flags.input.files);
+  if (!checked.ok()) return ReportError("idf build", checked);
   auto dictionary = LoadDictionary(flags.dictionary);
   if (!dictionary.ok()) return ReportError("idf build", dictionary.status());
   const int threads = flags.threads > 0 ? flags.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
@@ -144,11 +150,10 @@ int RunIdfBuild(const IdfFlags& flags) {
     if (count >= flags.min_df) rows.emplace_back(word, count);
   }
   std::sort(rows.begin(), rows.end());
-  std::FILE* file = std::fopen(flags.output.c_str(), "wb");
-  if (file == nullptr) {
-    return ReportError("idf build", Status::IOError("cannot write " + flags.output));
-  }
-  std::string out = "# neardup idf build: documents=" + std::to_string(documents) +
+  Status opened = outputs.OpenAll();
+  if (!opened.ok()) return ReportError("idf build", opened);
+  std::string& out = (*table)->buffer();
+  out += "# neardup idf build: documents=" + std::to_string(documents) +
                     " words=" + std::to_string(rows.size()) + " min_df=" + std::to_string(flags.min_df) +
                     " idf=ln(documents/df) dictionary=" + (*dictionary)->sources().dict_path;
   if (pruned_below != 0) {
@@ -161,13 +166,11 @@ int RunIdfBuild(const IdfFlags& flags) {
     out.push_back(' ');
     AppendDouble(std::log(static_cast<double>(documents) / static_cast<double>(count)), &out);
     out.push_back('\n');
-    if (out.size() > (1 << 20)) {
-      std::fwrite(out.data(), 1, out.size(), file);
-      out.clear();
-    }
+    Status written = (*table)->MaybeDrain();
+    if (!written.ok()) return ReportError("idf build", written);
   }
-  std::fwrite(out.data(), 1, out.size(), file);
-  if (std::fclose(file) != 0) return ReportError("idf build", Status::IOError("cannot write " + flags.output));
+  Status committed = outputs.CommitAll();
+  if (!committed.ok()) return ReportError("idf build", committed);
   std::fprintf(stderr, "neardup idf build: %llu documents, %zu words written to %s\n",
                static_cast<unsigned long long>(documents), rows.size(), flags.output.c_str());
   return kExitSuccess;

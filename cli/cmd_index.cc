@@ -98,6 +98,12 @@ void AddFingerprintInput(CLI::App* command, FingerprintInput* input) {
 }
 
 int RunBuild(const IndexFlags& flags) {
+  // The index file is checked before anything is read, written whole or not at all.
+  OutputSet outputs;
+  auto index_file = outputs.Add(flags.index_path, "-o", /*regular_only=*/true);
+  if (!index_file.ok()) return ReportError("index build", index_file.status());
+  Status checked = outputs.CheckNotInputs(flags.input.files);
+  if (!checked.ok()) return ReportError("index build", checked);
   std::vector<uint64_t> ids, fingerprints;
   Status status = ForEachFingerprint(flags.input, [&](std::string_view id, uint64_t fingerprint) {
     auto parsed = ParseId(id);
@@ -114,7 +120,9 @@ int RunBuild(const IndexFlags& flags) {
   if (!flags.blocks.empty()) options.design = TableDesign{flags.blocks, flags.key_blocks};
   auto index = BuildPermutedTableIndex(ids, fingerprints, options);
   if (!index.ok()) return ReportError("index build", index.status());
-  status = SaveIndex(**index, flags.index_path);
+  status = outputs.OpenAll();
+  if (status.ok()) status = SaveIndex(**index, *index_file);
+  if (status.ok()) status = outputs.CommitAll();
   if (!status.ok()) return ReportError("index build", status);
   const IndexStats stats = (*index)->Stats();
   std::fprintf(stderr, "neardup index build: %llu fingerprints, %s -> %s\n",
@@ -142,7 +150,7 @@ int RunQuery(const IndexFlags& flags) {
         out.push_back('\t');
         out.append(std::to_string(match.distance));
         out.push_back('\n');
-        output.MaybeFlush();
+        NEARDUP_RETURN_IF_ERROR(output.MaybeFlush());
       }
     }
     query_ids.clear();
@@ -155,9 +163,7 @@ int RunQuery(const IndexFlags& flags) {
     return queries.size() >= (1 << 16) ? flush() : Status::OK();
   });
   if (status.ok()) status = flush();
-  output.Flush();
-  if (!status.ok()) return ReportError("index query", status);
-  return kExitSuccess;
+  return FinishCommand("index query", &output, status);
 }
 
 int RunPairs(const IndexFlags& flags) {
@@ -180,12 +186,9 @@ int RunPairs(const IndexFlags& flags) {
     out.push_back('\t');
     out.append(std::to_string(pair.distance));
     out.push_back('\n');
-    output.MaybeFlush();
-    return Status::OK();
+    return output.MaybeFlush();
   });
-  output.Flush();
-  if (!status.ok()) return ReportError("index pairs", status);
-  return kExitSuccess;
+  return FinishCommand("index pairs", &output, status);
 }
 
 int RunInfo(const IndexFlags& flags) {
@@ -194,12 +197,13 @@ int RunInfo(const IndexFlags& flags) {
   auto index = LoadIndex(flags.index_path, load);
   if (!index.ok()) return ReportError("index info", index.status());
   const IndexStats stats = (*index)->Stats();
-  std::printf(
+  Output output;
+  output.buffer() += Format(
       "design: %s\nfingerprints: %llu\nmemory: %llu bytes (%.1f per fingerprint)\n",
       stats.design.c_str(), static_cast<unsigned long long>(stats.size),
       static_cast<unsigned long long>(stats.memory_bytes),
       stats.size ? static_cast<double>(stats.memory_bytes) / static_cast<double>(stats.size) : 0.0);
-  return kExitSuccess;
+  return FinishCommand("index info", &output);
 }
 
 void AddK(CLI::App* command, IndexFlags* flags, const std::string& default_text) {

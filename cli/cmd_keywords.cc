@@ -77,8 +77,7 @@ class KeywordsSink final : public DocumentSink {
       }
       out.push_back('\n');
     }
-    out_->MaybeFlush();
-    return Status::OK();
+    return out_->MaybeFlush();
   }
 
  private:
@@ -105,10 +104,7 @@ int RunKeywords(const KeywordsFlags& flags) {
   if (!model.ok()) return ReportError("keywords", model.status());
   Output out;
   KeywordsSink sink(flags, *model, &out);
-  Status status = ForEachDocument(flags.input, &sink);
-  out.Flush();
-  if (!status.ok()) return ReportError("keywords", status);
-  return kExitSuccess;
+  return FinishCommand("keywords", &out, ForEachDocument(flags.input, &sink));
 }
 
 }  // namespace

@@ -35,20 +35,22 @@ int RunPlan(const PlanFlags& flags) {
   const auto n = static_cast<uint64_t>(flags.n);
   auto plan = PlanDesign(n, flags.k, flags.memory);
   if (!plan.ok()) return ReportError("plan", plan.status());
-  std::printf("fingerprints: %llu, k: %d, memory budget: %s\n", static_cast<unsigned long long>(n),
+  Output output;
+  std::string& out = output.buffer();
+  out += Format("fingerprints: %llu, k: %d, memory budget: %s\n", static_cast<unsigned long long>(n),
               flags.k,
               flags.memory ? HumanBytes(static_cast<double>(flags.memory)).c_str() : "none");
-  std::printf("design: %s\n", plan->design.ToString().c_str());
-  std::printf("bucket directory: %d bits per table\n", plan->prefix_bits);
-  std::printf("expected candidates per query: %.1f\n", plan->candidates_per_query);
-  std::printf("bytes per fingerprint: %.1f (total %s)\n", plan->bytes_per_fingerprint,
+  out += Format("design: %s\n", plan->design.ToString().c_str());
+  out += Format("bucket directory: %d bits per table\n", plan->prefix_bits);
+  out += Format("expected candidates per query: %.1f\n", plan->candidates_per_query);
+  out += Format("bytes per fingerprint: %.1f (total %s)\n", plan->bytes_per_fingerprint,
               HumanBytes(plan->bytes_per_fingerprint * static_cast<double>(n)).c_str());
-  std::printf("estimated time per query on one core: %.0f ns\n", plan->cost_per_query_ns);
-  std::printf(
+  out += Format("estimated time per query on one core: %.0f ns\n", plan->cost_per_query_ns);
+  out += Format(
       "why: the fastest exact design (pigeonhole: b blocks, tables keyed on b-k of them) whose "
       "memory fits; designs considered:\n");
-  for (const std::string& line : plan->alternatives) std::printf("  %s\n", line.c_str());
-  return kExitSuccess;
+  for (const std::string& line : plan->alternatives) out += Format("  %s\n", line.c_str());
+  return FinishCommand("plan", &output);
 }
 
 }  // namespace

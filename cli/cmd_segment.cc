@@ -52,12 +52,9 @@ int RunSegment(const SegmentFlags& flags) {
         }
         if (flags.json) buffer.push_back(']');
         buffer.push_back('\n');
-        out.MaybeFlush();
-        return Status::OK();
+        return out.MaybeFlush();
       });
-  out.Flush();
-  if (!status.ok()) return ReportError("segment", status);
-  return kExitSuccess;
+  return FinishCommand("segment", &out, status);
 }
 
 }  // namespace

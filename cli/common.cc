@@ -1,6 +1,8 @@
 #include "cli/common.h"
 
 #include <charconv>
+#include <cstdarg>
+#include <csignal>
 #include <cstdio>
 #include <memory>
 
@@ -243,7 +245,33 @@ void AppendNumber(double value, std::string* out) {
   out->append(buffer, error == std::errc() ? static_cast<size_t>(end - buffer) : 0);
 }
 
+std::string Format(const char* format, ...) {
+  va_list args;
+  va_start(args, format);
+  va_list copy;
+  va_copy(copy, args);
+  const int size = std::vsnprintf(nullptr, 0, format, copy);
+  va_end(copy);
+  std::string out(size > 0 ? static_cast<size_t>(size) : 0, '\0');
+  if (size > 0) std::vsnprintf(out.data(), out.size() + 1, format, args);
+  va_end(args);
+  return out;
+}
+
+int FinishCommand(std::string_view command, Output* out, const Status& work) {
+  const Status written = out->Finish();
+  if (!written.ok()) return ReportError(command, written);
+  if (!work.ok()) return ReportError(command, work);
+  return kExitSuccess;
+}
+
 int ReportError(std::string_view command, const Status& status) {
+  if (IsBrokenPipe(status)) {
+    RemoveTemporaryOutputs();
+    std::signal(SIGPIPE, SIG_DFL);
+    std::raise(SIGPIPE);
+    return 128 + SIGPIPE;  // not reached: SIGPIPE ends the process
+  }
   std::fprintf(stderr, "neardup %.*s: %s\n", static_cast<int>(command.size()), command.data(),
                status.message().c_str());
   return status.code() == Status::Code::kInvalidArgument && status.message().rfind("usage", 0) == 0

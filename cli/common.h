@@ -14,6 +14,7 @@
 #include "neardup/keywords.h"
 #include "neardup/segment.h"
 #include "neardup/format.h"
+#include "neardup/output.h"
 #include "neardup/simhash.h"
 #include "neardup/status.h"
 
@@ -108,28 +109,35 @@ Status ForEachDocument(const InputFlags& flags, DocumentSink* sink);
 Status ForEachWholeDocument(const InputFlags& flags, uint64_t max_bytes,
                             const std::function<Status(std::string_view, std::string_view)>& on_document);
 
-// Buffered standard output.
+// Standard output through the output layer (neardup/output.h): buffered, every write checked. A
+// command appends to buffer(), calls MaybeFlush() after each record (stopping at its error: a full
+// disk, a closed pipe) and ends with FinishCommand().
 class Output {
  public:
-  ~Output() { Flush(); }
-  std::string& buffer() { return buffer_; }
-  void MaybeFlush() {
-    if (buffer_.size() >= (1 << 16)) Flush();
-  }
-  void Flush() {
-    if (!buffer_.empty()) std::fwrite(buffer_.data(), 1, buffer_.size(), stdout);
-    buffer_.clear();
-    std::fflush(stdout);
-  }
+  Output() { open_status_ = file_.Open("-"); }
+  std::string& buffer() { return file_.buffer(); }
+  // The first error of standard output so far.
+  Status MaybeFlush() { return open_status_.ok() ? file_.MaybeDrain() : open_status_; }
+  // Writes out what is buffered; the first error of standard output.
+  Status Finish() { return open_status_.ok() ? file_.Finish() : open_status_; }
 
  private:
-  std::string buffer_;
+  OutputFile file_;
+  Status open_status_;
 };
+
+// The exit code of a command that wrote to `out` and whose work ended with `work`: what was written is
+// flushed; an error of standard output comes first (the work stopped because of it), then the work's.
+int FinishCommand(std::string_view command, Output* out, const Status& work = Status::OK());
+
+// printf-style formatting into a string.
+std::string Format(const char* format, ...) __attribute__((format(printf, 1, 2)));
 
 // The shortest decimal form that reads back as the same double (2, 0.5, 1.2345678901234567).
 void AppendNumber(double value, std::string* out);
 
-// Prints "neardup <command>: <message>" on stderr and returns the exit code for the status.
+// Prints "neardup <command>: <message>" on stderr and returns the exit code for the status. A closed
+// pipe (IsBrokenPipe) ends the process quietly by SIGPIPE instead, as Unix tools end.
 int ReportError(std::string_view command, const Status& status);
 
 // Parses sizes like 4096, 64K, 10M, 2G (powers of 1024); CLI11 transform for size options.

@@ -1,14 +1,64 @@
 // neardup: find near-duplicate texts. Dispatches to one small file per subcommand.
 #include <CLI/CLI.hpp>
 
+#include <unistd.h>
+
+#include <cerrno>
+#include <csignal>
 #include <cstdio>
+#include <cstring>
 #include <exception>
+#include <iostream>
 #include <new>
 
 #include "cli/commands.h"
 #include "cli/common.h"
 
+int Run(int argc, char** argv);
+
+namespace {
+
+// SIGINT, SIGTERM, SIGHUP: the temporary files of unfinished outputs are removed and the process ends
+// by the same signal (the shell then reports 130, 143, 129). `dedup` handles them itself while it runs.
+void OnTerminatingSignal(int signal) {
+  neardup::RemoveTemporaryOutputs();
+  std::signal(signal, SIG_DFL);
+  std::raise(signal);
+}
+
+void InstallSignalHandlers() {
+  // A closed pipe is seen as EPIPE by the output layer, which ends the process quietly (ReportError).
+  std::signal(SIGPIPE, SIG_IGN);
+  // Past a file-size limit (ulimit -f) a write fails with EFBIG, reported like a full disk.
+  std::signal(SIGXFSZ, SIG_IGN);
+  struct sigaction action = {};
+  action.sa_handler = OnTerminatingSignal;
+  sigemptyset(&action.sa_mask);
+  for (int signal : {SIGINT, SIGTERM, SIGHUP}) sigaction(signal, &action, nullptr);
+}
+
+// What went through stdio and iostreams (help texts) must have reached standard output too.
+int CloseStandardOutput(int exit_code) {
+  std::cout.flush();
+  const bool failed = !std::cout.good() || std::fflush(stdout) != 0 || std::ferror(stdout);
+  const int error = errno;
+  if (!failed) return exit_code;
+  if (error == EPIPE) {  // a closed pipe ends a command quietly, by SIGPIPE
+    std::signal(SIGPIPE, SIG_DFL);
+    std::raise(SIGPIPE);
+  }
+  std::fprintf(stderr, "neardup: standard output: write failed: %s\n", std::strerror(error != 0 ? error : EIO));
+  return exit_code == neardup::cli::kExitSuccess ? neardup::cli::kExitBadInput : exit_code;
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
+  InstallSignalHandlers();
+  return CloseStandardOutput(Run(argc, argv));
+}
+
+int Run(int argc, char** argv) {
   CLI::App app{"neardup: find near-duplicate texts with 64-bit SimHash fingerprints.\n"
                "Run 'neardup COMMAND --help' for the options and an example of each command."};
   app.name("neardup");

@@ -16,9 +16,14 @@
 // in a second pass (standard input is spooled to a temporary file for it). kSimhash on plain text:
 // about 29 bytes per document at the peak, everything included (10M documents: 0.29 GB).
 //
-// Outputs are written to temporary files beside their destination and renamed only when the whole
-// job succeeded, so an interrupted or failed run never leaves a file that looks complete.
-// One output may be "-", standard output: it is written as the job goes, without that guarantee.
+// Outputs go through the output layer (neardup/output.h): before anything is read, two outputs naming
+// the same file and an output naming an input (or an --against index) are refused; regular files are
+// written to temporary files beside their destination and all of them, the saved index and its ids
+// included, are renamed together only when the whole job succeeded, so an interrupted or failed run
+// never leaves a file that looks complete. A character device or FIFO is written in place, never
+// replaced. One output may be "-", standard output: it is written as the job goes.
+// Standard input (and FIFO inputs) are copied to a folder "neardup-XXXXXX" in $TMPDIR (else /tmp) for
+// the second pass; the folder is removed when RunDedup returns, on success or error.
 //
 // Thread safety: RunDedup may run concurrently with other calls; the options' callbacks are called
 // from the thread that called RunDedup.
@@ -58,6 +63,15 @@ enum class KeepRule {
   kPriority,  // the highest value of DedupOptions::priority_field (ties: the first)
 };
 
+// What becomes of a document without features (a blank line, or text of symbols only such as
+// "□□□□□，□□□□□。"): it has no character n-grams or words to compare, so it is never a near-duplicate of
+// anything (not even of another such document).
+enum class EmptyPolicy {
+  kKeep,  // kept, never matched (default): counted in DedupReport::empty_documents
+  kDrop,  // left out of the kept documents (not a duplicate either): counted likewise
+  kFail,  // stop at the first one, naming its file and line
+};
+
 enum class ErrorPolicy {
   kFail,  // stop at the first bad document, naming its file and line (default)
   kSkip,  // leave bad documents out of every output, count them and report the first ones
@@ -65,9 +79,9 @@ enum class ErrorPolicy {
 
 // Counters handed to DedupOptions::on_progress.
 struct DedupProgress {
-  std::string stage;            // "fingerprint", "join", "write"
+  std::string stage;            // "read" (standard input), "fingerprint", "join", "write"
   uint64_t documents = 0;       // documents done in this stage
-  uint64_t bytes = 0;           // input bytes done in this stage
+  uint64_t bytes = 0;           // input bytes read in this stage (the reader's position)
   uint64_t total_bytes = 0;     // input bytes in all (0 when unknown, e.g. standard input)
   double seconds = 0;           // since the stage started
 };
@@ -96,6 +110,7 @@ struct DedupOptions {
   KeepRule keep = KeepRule::kFirst;
   std::string priority_field;  // JSONL numeric field for KeepRule::kPriority
   ErrorPolicy on_error = ErrorPolicy::kFail;
+  EmptyPolicy empty = EmptyPolicy::kKeep;
   int threads = 0;  // 0: one per core
 
   // Outputs; an empty path is not written.
@@ -117,7 +132,8 @@ struct DedupOptions {
   // Saves an index of this run's kept documents (and INDEX.ids), for the next run's against_indexes.
   std::string save_index;
 
-  // Called about ten times a second from the calling thread.
+  // Called ten times a second, whatever the job is doing, from a thread of the job (never two calls at
+  // once); the last call returns before RunDedup does.
   std::function<void(const DedupProgress&)> on_progress;
 
   // When set and it becomes true, the job stops soon with Cancelled and writes nothing.
@@ -146,13 +162,20 @@ struct DedupReport {
   uint64_t pairs = 0;
   bool pairs_complete = true;
   uint64_t candidates = 0;         // kAccurate: distinct pairs verified by the sketch
-  uint64_t empty_documents = 0;    // documents with no features (their fingerprint is 0)
+  // Documents without features (EmptyPolicy): never matched; kept (kKeep, counted in kept too) or
+  // left out (kDrop: then kept + duplicates + empty_documents = documents).
+  uint64_t empty_documents = 0;
+  bool empty_dropped = false;
   // cluster_sizes[i] = number of clusters of size in [2^i, 2^(i+1)) (i = 1 for sizes 2..3, ...)
   std::vector<uint64_t> cluster_size_histogram;
   std::vector<StageTime> stages;
   double seconds = 0;
   int threads = 0;
   std::string settings;            // mode, k, keep rule as one line
+  // The report's fields that may differ between two runs of the same job (timings, and the counts of
+  // a join that skips candidates already clustered: which ones it skips depends on thread timing).
+  // Every other field is the same from run to run. In the JSON as "run_dependent".
+  std::vector<std::string> RunDependentFields() const;
 
   std::string ToJson() const;
 };

@@ -28,6 +28,8 @@
 
 namespace neardup {
 
+class OutputFile;
+
 // One result of a query: a stored id and its Hamming distance to the query.
 struct Match {
   uint64_t id = 0;
@@ -161,8 +163,11 @@ std::unique_ptr<Index> NewBruteForceIndex();
 
 // Writes a PermutedTableIndex (made by the functions above or LoadIndex) to path, in the format of
 // doc/index_format.md. Inserts still buffered are included; removed fingerprints are not.
-// InvalidArgument for another kind of Index; IOError naming the path.
+// InvalidArgument for another kind of Index; IOError naming the path. The file appears whole or not at
+// all (neardup/output.h).
 Status SaveIndex(const Index& index, const std::string& path);
+// The same, written to an open output that the caller commits (e.g. with the other outputs of a job).
+Status SaveIndex(const Index& index, OutputFile* out);
 
 struct LoadOptions {
   bool verify_checksums = true;  // false: open in O(directory) time, trusting the file's contents

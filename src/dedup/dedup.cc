@@ -4,27 +4,28 @@
 #include <algorithm>
 #include <bit>
 #include <chrono>
+#include <condition_variable>
 #include <cstdlib>
 #include <filesystem>
+#include <mutex>
 #include <numeric>
 #include <thread>
 
 #include "dedup/documents.h"
 #include "dedup/fingerprint_groups.h"
 #include "dedup/id_table.h"
-#include "dedup/output_file.h"
 #include "dedup/signature_groups.h"
 #include "neardup/format.h"
 #include "neardup/index.h"
 #include "neardup/input.h"
 #include "neardup/join.h"
+#include "neardup/output.h"
 
 namespace neardup {
 namespace {
 
 using dedup_internal::DocumentTable;
 using dedup_internal::InputFile;
-using dedup_internal::OutputFile;
 using Clock = std::chrono::steady_clock;
 
 constexpr uint32_t kNone = UINT32_MAX;
@@ -48,6 +49,66 @@ class ScratchDir {
 
  private:
   std::string path_;
+};
+
+// Calls DedupOptions::on_progress every 100 ms from a thread of its own with the counters of the
+// current stage, whatever the job is doing (the stages only store their counters).
+class ProgressTicker {
+ public:
+  explicit ProgressTicker(const std::function<void(const DedupProgress&)>& callback) : callback_(callback) {
+    if (callback_) thread_ = std::thread([this] { Loop(); });
+  }
+  ~ProgressTicker() { Stop(); }
+
+  // A new stage: its counters start at zero.
+  void Stage(std::string name) {
+    std::lock_guard lock(mutex_);
+    stage_ = std::move(name);
+    start_ = Clock::now();
+    documents.store(0);
+    bytes.store(0);
+  }
+  void set_total_bytes(uint64_t total) { total_bytes_.store(total); }
+  // Stops the thread after one last call.
+  void Stop() {
+    {
+      std::lock_guard lock(mutex_);
+      if (stopping_) return;
+      stopping_ = true;
+    }
+    wake_.notify_all();
+    if (thread_.joinable()) thread_.join();
+  }
+
+  std::atomic<uint64_t> documents{0};
+  std::atomic<uint64_t> bytes{0};
+
+ private:
+  void Loop() {
+    std::unique_lock lock(mutex_);
+    while (true) {
+      const bool stopping = wake_.wait_for(lock, std::chrono::milliseconds(100), [&] { return stopping_; });
+      if (!stage_.empty()) {
+        DedupProgress p;
+        p.stage = stage_;
+        p.documents = documents.load();
+        p.bytes = bytes.load();
+        p.total_bytes = total_bytes_.load();
+        p.seconds = SecondsSince(start_);
+        callback_(p);
+      }
+      if (stopping) return;
+    }
+  }
+
+  const std::function<void(const DedupProgress&)>& callback_;
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  bool stopping_ = false;
+  std::string stage_;
+  Clock::time_point start_ = Clock::now();
+  std::atomic<uint64_t> total_bytes_{0};
+  std::thread thread_;
 };
 
 Status CheckOptions(const DedupOptions& options) {
@@ -128,7 +189,7 @@ class Job {
   Result<DedupReport> Run();
 
  private:
-  Status OpenOutputs();
+  Status DeclareOutputs();
   Status Fingerprint(const Fingerprinter& fingerprinter);
   Status MatchIndexes();
   Status JoinAndCluster();
@@ -144,7 +205,6 @@ class Job {
   Status WriteKept();
   Status SaveIndex();
   std::string Settings() const;
-  void Progress(const std::string& stage, uint64_t documents, uint64_t bytes, Clock::time_point start);
   Status Cancelled() const {
     return options_.cancel != nullptr && options_.cancel->load() ? Status::Cancelled("interrupted")
                                                                  : Status::OK();
@@ -160,10 +220,12 @@ class Job {
   int threads_ = 1;
   ScratchDir scratch_;
   std::vector<InputFile> files_;
-  uint64_t total_bytes_ = 0;
   DocumentTable table_;
   DedupReport report_;
-  OutputFile kept_out_, dups_out_, clusters_out_, pairs_out_, report_out_;
+  ProgressTicker progress_{options_.on_progress};
+  OutputSet outputs_;  // committed together, last
+  OutputFile *kept_out_ = nullptr, *dups_out_ = nullptr, *clusters_out_ = nullptr, *pairs_out_ = nullptr,
+             *report_out_ = nullptr, *index_out_ = nullptr, *index_ids_out_ = nullptr;
 
   std::vector<IndexMatch> index_matches_;             // by document, ascending
   std::vector<dedup_internal::IdTable> index_ids_;   // per against index (may be empty)
@@ -178,6 +240,21 @@ class Job {
   std::vector<bool> kept_;                            // document -> kept
 
   uint64_t FingerprintOf(uint32_t d) const { return distinct_[group_of_[d]]; }
+  // Whether document d has no features (EmptyPolicy): never joined, never matched.
+  bool IsEmpty(uint32_t d) const {
+    return std::binary_search(table_.empty_documents.begin(), table_.empty_documents.end(), d);
+  }
+  // The documents left out of the join, ascending: near-duplicates of an index, and documents
+  // without features.
+  std::vector<uint32_t> LeftOut() const {
+    std::vector<uint32_t> left_out;
+    left_out.reserve(index_matches_.size() + table_.empty_documents.size());
+    for (const IndexMatch& m : index_matches_) left_out.push_back(m.document);
+    const auto middle = static_cast<std::ptrdiff_t>(left_out.size());
+    left_out.insert(left_out.end(), table_.empty_documents.begin(), table_.empty_documents.end());
+    std::inplace_merge(left_out.begin(), left_out.begin() + middle, left_out.end());
+    return left_out;
+  }
   // Documents of each group.
   std::vector<uint32_t> GroupSizes() const {
     std::vector<uint32_t> sizes(distinct_.size(), 0);
@@ -194,34 +271,42 @@ class Job {
   }
 };
 
-void Job::Progress(const std::string& stage, uint64_t documents, uint64_t bytes, Clock::time_point start) {
-  if (!options_.on_progress) return;
-  DedupProgress p;
-  p.stage = stage;
-  p.documents = documents;
-  p.bytes = bytes;
-  p.total_bytes = total_bytes_;
-  p.seconds = SecondsSince(start);
-  options_.on_progress(p);
-}
-
-Status Job::OpenOutputs() {
-  std::pair<const std::string*, OutputFile*> outputs[] = {
-      {&options_.kept_path, &kept_out_},         {&options_.dups_path, &dups_out_},
-      {&options_.clusters_path, &clusters_out_}, {&options_.pairs_path, &pairs_out_},
-      {&options_.report_path, &report_out_}};
-  for (auto& [path, file] : outputs) {
-    if (!path->empty()) NEARDUP_RETURN_IF_ERROR(file->Open(*path));
+// Every output is declared (nothing created yet) and checked against the others and the inputs.
+Status Job::DeclareOutputs() {
+  struct Declared {
+    const std::string& path;
+    const char* role;
+    OutputFile** file;
+    bool regular_only;
+  };
+  const std::string ids_path = options_.save_index.empty() ? "" : options_.save_index + ".ids";
+  const Declared outputs[] = {{options_.kept_path, "kept output", &kept_out_, false},
+                              {options_.dups_path, "dups output", &dups_out_, false},
+                              {options_.clusters_path, "clusters output", &clusters_out_, false},
+                              {options_.pairs_path, "pairs output", &pairs_out_, false},
+                              {options_.report_path, "report output", &report_out_, false},
+                              {options_.save_index, "saved index", &index_out_, true},
+                              {ids_path, "saved index ids", &index_ids_out_, true}};
+  for (const Declared& o : outputs) {
+    if (o.path.empty()) continue;
+    auto file = outputs_.Add(o.path, o.role, o.regular_only);
+    if (!file.ok()) return file.status();
+    *o.file = *file;
   }
-  return Status::OK();
+  std::vector<std::string> inputs = options_.inputs;
+  for (const std::string& index : options_.against_indexes) {
+    inputs.push_back(index);
+    inputs.push_back(index + ".ids");
+  }
+  return outputs_.CheckNotInputs(inputs);
 }
 
 Status Job::Fingerprint(const Fingerprinter& fingerprinter) {
   const auto start = Clock::now();
-  NEARDUP_RETURN_IF_ERROR(dedup_internal::ReadDocuments(
-      files_, options_, fingerprinter, sketcher_.get(), threads_,
-      [&](uint64_t documents, uint64_t bytes) { Progress("fingerprint", documents, bytes, start); },
-      &table_));
+  progress_.Stage("fingerprint");
+  NEARDUP_RETURN_IF_ERROR(dedup_internal::ReadDocuments(files_, options_, fingerprinter, sketcher_.get(),
+                                                        threads_, &progress_.documents, &progress_.bytes,
+                                                        &table_));
   AddStage("read+fingerprint", start, true);
   return Cancelled();
 }
@@ -241,6 +326,7 @@ Status Job::MatchIndexes() {
     auto result = (*index)->QueryBatch(table_.fingerprints, options_.k, threads_);
     if (!result.ok()) return result.status().WithContext(path);
     for (uint32_t d = 0; d < table_.size(); ++d) {
+      if (IsEmpty(d)) continue;  // no features: never matched
       auto matches = result->MatchesOf(d);
       if (!matches.empty() && matches[0].distance < best[d]) {
         best[d] = matches[0].distance;
@@ -260,7 +346,7 @@ Status Job::MatchIndexes() {
 // Identical fingerprints are joined once: the documents are grouped by fingerprint first.
 void Job::GroupByFingerprint() {
   group_of_.assign(table_.size(), 0);
-  for (const IndexMatch& m : index_matches_) group_of_[m.document] = kNone;
+  for (uint32_t d : LeftOut()) group_of_[d] = kNone;
   dedup_internal::GroupIdenticalFingerprints(&table_.fingerprints, &group_of_, threads_);
   distinct_ = std::move(table_.fingerprints);
   table_.fingerprints = {};
@@ -268,8 +354,7 @@ void Job::GroupByFingerprint() {
 
 // Identical signatures are joined once; the groups' band keys are joined and verified by the sketch.
 Status Job::GroupAndJoinSketches() {
-  std::vector<uint32_t> left_out;
-  for (const IndexMatch& m : index_matches_) left_out.push_back(m.document);
+  const std::vector<uint32_t> left_out = LeftOut();
   const auto bands = static_cast<size_t>(sketcher_->options().bands);
   auto groups = dedup_internal::GroupIdenticalSignatures(left_out, sketcher_->sketch_bytes(), bands, &table_);
   group_of_ = std::move(groups.group_of);
@@ -298,6 +383,7 @@ Status Job::GroupAndJoinSketches() {
 
 Status Job::JoinAndCluster() {
   const auto start = Clock::now();
+  progress_.Stage("join");
   const auto n = static_cast<uint32_t>(table_.size());
   if (accurate_) {
     NEARDUP_RETURN_IF_ERROR(GroupAndJoinSketches());
@@ -347,6 +433,9 @@ Status Job::JoinAndCluster() {
   for (uint32_t kept : kept_of_) {
     if (kept != kNone) kept_[kept] = true;
   }
+  if (options_.empty == EmptyPolicy::kKeep) {
+    for (uint32_t d : table_.empty_documents) kept_[d] = true;
+  }
   return Cancelled();
 }
 
@@ -358,9 +447,10 @@ Status Job::WriteDuplicatesAndClusters() {
       ++report_.kept;
       continue;
     }
+    if (IsEmpty(d)) continue;  // dropped (EmptyPolicy::kDrop): not a duplicate of anything
     ++report_.duplicates;
-    if (!dups_out_.is_open()) continue;
-    std::string& out = dups_out_.buffer();
+    if (dups_out_ == nullptr) continue;
+    std::string& out = dups_out_->buffer();
     AppendTsvField(table_.id(d), &out);
     out.push_back('\t');
     if (group_of_[d] == kNone) {
@@ -377,9 +467,9 @@ Status Job::WriteDuplicatesAndClusters() {
         AppendDistance(std::popcount(FingerprintOf(d) ^ FingerprintOf(kept)), &out);
       }
     }
-    dups_out_.MaybeDrain();
+    NEARDUP_RETURN_IF_ERROR(dups_out_->MaybeDrain());
   }
-  if (!clusters_out_.is_open()) return Status::OK();
+  if (clusters_out_ == nullptr) return Cancelled();
   // Members of each component in input order, components in order of their first member.
   std::vector<uint32_t> starts(distinct_.size() + 1, 0);
   for (uint32_t d = 0; d < n; ++d) {
@@ -398,7 +488,7 @@ Status Job::WriteDuplicatesAndClusters() {
     const uint32_t size = starts[c + 1] - starts[c];
     if (written[c] || size < 2) continue;
     written[c] = true;
-    std::string& out = clusters_out_.buffer();
+    std::string& out = clusters_out_->buffer();
     out.append("{\"representative\":");
     AppendJsonString(table_.id(kept_of_[c]), &out);
     out.append(",\"size\":");
@@ -409,17 +499,17 @@ Status Job::WriteDuplicatesAndClusters() {
       AppendJsonString(table_.id(members[i]), &out);
     }
     out.append("]}\n");
-    clusters_out_.MaybeDrain();
+    NEARDUP_RETURN_IF_ERROR(clusters_out_->MaybeDrain());
   }
   return Cancelled();
 }
 
 Status Job::WritePairs() {
-  if (!pairs_out_.is_open()) return Status::OK();
+  if (pairs_out_ == nullptr) return Status::OK();
   // The score column: the Hamming distance (kSimhash) or the estimated Jaccard (kAccurate).
   auto write = [&](uint32_t a, uint32_t b, int distance, double jaccard) {
     if (a > b) std::swap(a, b);
-    std::string& out = pairs_out_.buffer();
+    std::string& out = pairs_out_->buffer();
     AppendTsvField(table_.id(a), &out);
     out.push_back('\t');
     AppendTsvField(table_.id(b), &out);
@@ -428,7 +518,7 @@ Status Job::WritePairs() {
     } else {
       AppendDistance(distance, &out);
     }
-    pairs_out_.MaybeDrain();
+    return pairs_out_->MaybeDrain();
   };
   // Members of each group in document order (counting sort by group).
   std::vector<uint32_t> starts(distinct_.size() + 1, 0);
@@ -445,7 +535,7 @@ Status Job::WritePairs() {
   }
   for (uint32_t u = 0; u < distinct_.size(); ++u) {
     for (uint32_t i = starts[u]; i < starts[u + 1]; ++i) {
-      for (uint32_t j = i + 1; j < starts[u + 1]; ++j) write(members[i], members[j], 0, 1.0);
+      for (uint32_t j = i + 1; j < starts[u + 1]; ++j) NEARDUP_RETURN_IF_ERROR(write(members[i], members[j], 0, 1.0));
     }
   }
   for (size_t k = 0; k < pairs_.size(); ++k) {
@@ -453,7 +543,7 @@ Status Job::WritePairs() {
     const double jaccard = accurate_ ? GroupJaccard(p.first, p.second) : 0;
     for (uint32_t i = starts[p.first]; i < starts[p.first + 1]; ++i) {
       for (uint32_t j = starts[p.second]; j < starts[p.second + 1]; ++j) {
-        write(members[i], members[j], p.distance, jaccard);
+        NEARDUP_RETURN_IF_ERROR(write(members[i], members[j], p.distance, jaccard));
       }
     }
     NEARDUP_RETURN_IF_ERROR(Cancelled());
@@ -464,8 +554,9 @@ Status Job::WritePairs() {
 // Pass 2: copies the kept documents' lines from the inputs, byte for byte (line ends included), in
 // input order.
 Status Job::WriteKept() {
-  if (!kept_out_.is_open()) return Status::OK();
+  if (kept_out_ == nullptr) return Status::OK();
   const auto start = Clock::now();
+  progress_.Stage("write");
   uint64_t ordinal = 0, document = 0, bytes = 0;
   size_t next_bad = 0;
   std::string scratch;
@@ -487,12 +578,14 @@ Status Job::WriteKept() {
       const auto d = static_cast<uint32_t>(document++);
       if (d >= table_.size()) return Status::Internal(file.name + ": input changed during the job");
       if (kept_[d]) {
-        kept_out_.Write(raw);
-        if (raw.empty() || raw.back() != '\n') kept_out_.Write("\n");  // the last line of a file
+        kept_out_->Write(raw);
+        if (raw.empty() || raw.back() != '\n') kept_out_->Write("\n");  // the last line of a file
       }
+      progress_.bytes.store(bytes, std::memory_order_relaxed);
       if ((document & 0xFFFF) == 0) {
         NEARDUP_RETURN_IF_ERROR(Cancelled());
-        Progress("write", document, bytes, start);
+        NEARDUP_RETURN_IF_ERROR(kept_out_->status());
+        progress_.documents.store(document, std::memory_order_relaxed);
       }
     }
   }
@@ -502,12 +595,12 @@ Status Job::WriteKept() {
 }
 
 Status Job::SaveIndex() {
-  if (options_.save_index.empty()) return Status::OK();
+  if (index_out_ == nullptr) return Status::OK();
   const auto start = Clock::now();
   std::vector<uint64_t> ids, fingerprints;
   dedup_internal::IdTable names;
   for (uint32_t d = 0; d < table_.size(); ++d) {
-    if (!kept_[d]) continue;
+    if (!kept_[d] || IsEmpty(d)) continue;  // a document without features is never matched
     ids.push_back(ids.size());
     fingerprints.push_back(FingerprintOf(d));
     names.Add(table_.id(d));
@@ -517,14 +610,9 @@ Status Job::SaveIndex() {
   index_options.build_threads = threads_;
   auto index = BuildPermutedTableIndex(ids, fingerprints, index_options);
   if (!index.ok()) return index.status();
-  // Written to temporary names first, like every output, and renamed once both are complete.
-  const std::string temp = options_.save_index + ".tmp-" + std::to_string(::getpid());
-  NEARDUP_RETURN_IF_ERROR(neardup::SaveIndex(**index, temp));
-  NEARDUP_RETURN_IF_ERROR(names.Save(temp + ".ids"));
-  std::error_code error;
-  std::filesystem::rename(temp + ".ids", options_.save_index + ".ids", error);
-  if (!error) std::filesystem::rename(temp, options_.save_index, error);
-  if (error) return Status::IOError(options_.save_index + ": cannot rename: " + error.message());
+  // Committed with the other outputs, last.
+  NEARDUP_RETURN_IF_ERROR(neardup::SaveIndex(**index, index_out_));
+  NEARDUP_RETURN_IF_ERROR(names.Save(index_ids_out_));
   AddStage("save-index", start, false);
   return Status::OK();
 }
@@ -547,7 +635,9 @@ std::string Job::Settings() const {
                   o.bits_per_bin, o.bands, o.rows);
     s += text;
   }
-  return s + " k=" + std::to_string(options_.k);
+  s += " k=" + std::to_string(options_.k);
+  return s + (options_.empty == EmptyPolicy::kKeep ? " empty=keep"
+              : options_.empty == EmptyPolicy::kDrop ? " empty=drop" : " empty=fail");
 }
 
 Result<DedupReport> Job::Run() {
@@ -568,12 +658,16 @@ Result<DedupReport> Job::Run() {
     if (!sketcher.ok()) return sketcher.status();
     sketcher_ = std::move(*sketcher);
   }
+  NEARDUP_RETURN_IF_ERROR(DeclareOutputs());
   if (scratch_.path().empty()) return Status::IOError("cannot create a temporary folder");
+  progress_.Stage("read");
   auto files = dedup_internal::ExpandInputs(options_, scratch_.path() + "/stdin");
   if (!files.ok()) return files.status();
   files_ = std::move(*files);
-  for (const auto& f : files_) total_bytes_ += f.size;
-  NEARDUP_RETURN_IF_ERROR(OpenOutputs());
+  uint64_t total_bytes = 0;
+  for (const auto& f : files_) total_bytes += f.size;
+  progress_.set_total_bytes(total_bytes);
+  NEARDUP_RETURN_IF_ERROR(outputs_.OpenAll());
   NEARDUP_RETURN_IF_ERROR(Fingerprint(**fingerprinter));
   NEARDUP_RETURN_IF_ERROR(MatchIndexes());
   NEARDUP_RETURN_IF_ERROR(JoinAndCluster());
@@ -586,17 +680,19 @@ Result<DedupReport> Job::Run() {
   NEARDUP_RETURN_IF_ERROR(WriteKept());
 
   report_.documents = table_.size();
+  report_.empty_documents = table_.empty_documents.size();
+  report_.empty_dropped = options_.empty == EmptyPolicy::kDrop;
   report_.bytes = table_.bytes;
   report_.skipped = table_.skipped;
   report_.first_errors = table_.first_errors;
   report_.threads = threads_;
   report_.seconds = SecondsSince(start);
   report_.settings = Settings();
-  if (report_out_.is_open()) report_out_.Write(report_.ToJson());
-  // Every output is complete: make them appear.
-  for (OutputFile* f : {&kept_out_, &dups_out_, &clusters_out_, &pairs_out_, &report_out_}) {
-    if (f->is_open()) NEARDUP_RETURN_IF_ERROR(f->Commit());
-  }
+  if (report_out_ != nullptr) report_out_->Write(report_.ToJson());
+  NEARDUP_RETURN_IF_ERROR(Cancelled());
+  // Every output is complete: make them appear, together.
+  NEARDUP_RETURN_IF_ERROR(outputs_.CommitAll());
+  progress_.Stop();
   return report_;
 }
 
@@ -629,6 +725,15 @@ Result<InputFormat> ParseInputFormat(std::string_view name) {
   return Status::InvalidArgument("unknown input format '" + std::string(name) + "' (expected auto, plain or jsonl)");
 }
 
+std::vector<std::string> DedupReport::RunDependentFields() const {
+  std::vector<std::string> fields = {"stages", "seconds"};
+  if (!pairs_complete) {
+    fields.push_back("pairs");
+    fields.push_back("candidates");
+  }
+  return fields;
+}
+
 std::string DedupReport::ToJson() const {
   std::string out = "{";
   auto field = [&](const char* name, const std::string& value) {
@@ -648,6 +753,8 @@ std::string DedupReport::ToJson() const {
   field("pairs_complete", pairs_complete ? "true" : "false");
   field("candidates", std::to_string(candidates));
   field("skipped", std::to_string(skipped));
+  field("empty_documents", std::to_string(empty_documents));
+  field("empty_documents_kept", empty_dropped ? "false" : "true");
   std::string errors = "[";
   for (size_t i = 0; i < first_errors.size(); ++i) {
     if (i) errors.push_back(',');
@@ -683,6 +790,12 @@ std::string DedupReport::ToJson() const {
   std::string s;
   AppendJsonString(settings, &s);
   field("settings", s);
+  std::string varying = "[";
+  for (const std::string& name : RunDependentFields()) {
+    if (varying.size() > 1) varying.push_back(',');
+    AppendJsonString(name, &varying);
+  }
+  field("run_dependent", varying + "]");
   out.append("}\n");
   return out;
 }

@@ -391,14 +391,15 @@ TEST_F(DedupTest, BadDocumentsFailOrAreSkipped) {
   o.on_error = ErrorPolicy::kSkip;
   auto skipped = RunDedup(o);
   ASSERT_TRUE(skipped.ok()) << skipped.status().ToString();
-  EXPECT_EQ(skipped->skipped, 3u);
-  EXPECT_EQ(skipped->documents, 2u);
-  ASSERT_EQ(skipped->first_errors.size(), 3u);
-  EXPECT_NE(skipped->first_errors[1].find(":3: empty text"), std::string::npos);
-  EXPECT_NE(skipped->first_errors[2].find(":4: no text field 'text'"), std::string::npos);
+  EXPECT_EQ(skipped->skipped, 2u);
+  EXPECT_EQ(skipped->documents, 3u);  // the empty text is a document without features, kept
+  EXPECT_EQ(skipped->empty_documents, 1u);
+  ASSERT_EQ(skipped->first_errors.size(), 2u);
+  EXPECT_NE(skipped->first_errors[1].find(":4: no text field 'text'"), std::string::npos);
   auto kept = Lines(ReadFile(o.kept_path));
-  ASSERT_EQ(kept.size(), 2u);
-  EXPECT_NE(kept[1].find("replaced"), std::string::npos);
+  ASSERT_EQ(kept.size(), 3u);
+  EXPECT_EQ(kept[1], "{\"text\":\"\"}");
+  EXPECT_NE(kept[2].find("replaced"), std::string::npos);
 }
 
 // Documents without an id field are named by their line, counting skipped lines, per file.
@@ -420,8 +421,13 @@ TEST_F(DedupTest, LineIdsCountSkippedLines) {
 TEST_F(DedupTest, FailureLeavesExistingOutputsAlone) {
   std::string input = dir_.File("bad.txt", "fine line of words\n\n");
   DedupOptions o = Options(input);
+  o.empty = EmptyPolicy::kFail;
   std::ofstream(o.kept_path) << "previous result\n";
-  ASSERT_FALSE(RunDedup(o).ok());
+  auto failed = RunDedup(o);
+  ASSERT_FALSE(failed.ok());
+  EXPECT_EQ(failed.status().message(), input + ":2: no features: a blank line or text of symbols only (--empty "
+                                               "keep or drop lets it through) (--on-error skip leaves such "
+                                               "documents out)");
   EXPECT_EQ(ReadFile(o.kept_path), "previous result\n");
 }
 
@@ -525,6 +531,80 @@ TEST_F(DedupTest, BadOptions) {
   EXPECT_EQ(RunDedup(o).status().code(), Status::Code::kInvalidArgument);
   o.sketch.bins = 1024;
   EXPECT_TRUE(RunDedup(o).ok());
+}
+
+// Documents without features (blank lines, symbols only) are kept or dropped, never matched: not with
+// each other (their fingerprints and sketches are all zero), not with an index, in both methods.
+TEST_F(DedupTest, DocumentsWithoutFeaturesAreNeverMatched) {
+  const std::string input = dir_.File("mixed.txt",
+                                      "alpha beta gamma delta epsilon zeta\n\n!!! ???\n\xE2\x96\xA1\xE2\x96\xA1\xEF\xBC\x8C\n"
+                                      "alpha beta gamma delta epsilon zeta\n\n");
+  for (DedupMethod method : {DedupMethod::kAccurate, DedupMethod::kSimhash}) {
+    DedupOptions o = Options(input);
+    o.method = method;
+    if (method == DedupMethod::kSimhash) o.fingerprint = FingerprintOptions{};
+    o.save_index = dir_.Path("day.idx");
+    auto kept = RunDedup(o);
+    ASSERT_TRUE(kept.ok()) << kept.status().ToString();
+    EXPECT_EQ(kept->documents, 6u);
+    EXPECT_EQ(kept->empty_documents, 4u);
+    EXPECT_EQ(kept->kept, 5u);
+    EXPECT_EQ(kept->duplicates, 1u);
+    EXPECT_EQ(ReadFile(o.kept_path), "alpha beta gamma delta epsilon zeta\n\n!!! ???\n\xE2\x96\xA1\xE2\x96\xA1\xEF\xBC\x8C\n\n");
+    EXPECT_EQ(Lines(ReadFile(o.dups_path)).size(), 1u);
+    EXPECT_EQ(ReadFile(o.pairs_path).find("\t2\t"), std::string::npos);
+    EXPECT_NE(ReadFile(o.report_path).find("\"empty_documents\":4,\"empty_documents_kept\":true"), std::string::npos);
+
+    // Against the saved index (which holds only the document with features): the empty ones stay.
+    DedupOptions again = Options(input);
+    again.method = method;
+    again.fingerprint = o.fingerprint;
+    again.against_indexes = {o.save_index};
+    again.kept_path = dir_.Path("again.txt");
+    auto second = RunDedup(again);
+    ASSERT_TRUE(second.ok()) << second.status().ToString();
+    EXPECT_EQ(second->duplicates_of_index, 2u);
+    EXPECT_EQ(ReadFile(again.kept_path), "\n!!! ???\n\xE2\x96\xA1\xE2\x96\xA1\xEF\xBC\x8C\n\n");
+
+    o.empty = EmptyPolicy::kDrop;
+    o.save_index.clear();
+    auto dropped = RunDedup(o);
+    ASSERT_TRUE(dropped.ok()) << dropped.status().ToString();
+    EXPECT_EQ(dropped->kept, 1u);
+    EXPECT_EQ(dropped->duplicates, 1u);
+    EXPECT_EQ(dropped->kept + dropped->duplicates + dropped->empty_documents, dropped->documents);
+    EXPECT_EQ(ReadFile(o.kept_path), "alpha beta gamma delta epsilon zeta\n");
+  }
+}
+
+// The report is the same from run to run but for the fields it names as run-dependent.
+TEST_F(DedupTest, ReportNamesTheFieldsThatVary) {
+  auto docs = MakeCorpus(21, 3000);
+  const std::string input = dir_.File("corpus.txt", testing::Join(docs, "\n") + "\n");
+  DedupOptions o = Options(input);
+  o.pairs_path.clear();  // clustering mode: which candidates are verified depends on thread timing
+  auto first = RunDedup(o);
+  ASSERT_TRUE(first.ok());
+  EXPECT_EQ(first->RunDependentFields(), (std::vector<std::string>{"stages", "seconds", "pairs", "candidates"}));
+  for (int run = 0; run < 3; ++run) {
+    o.threads = 1 + run % 2;
+    auto again = RunDedup(o);
+    ASSERT_TRUE(again.ok());
+    EXPECT_EQ(again->kept, first->kept);
+    EXPECT_EQ(again->duplicates, first->duplicates);
+    EXPECT_EQ(again->clusters, first->clusters);
+    EXPECT_EQ(again->cluster_size_histogram, first->cluster_size_histogram);
+    EXPECT_EQ(again->empty_documents, first->empty_documents);
+  }
+  o.pairs_path = dir_.Path("pairs.tsv");
+  auto all = RunDedup(o);
+  ASSERT_TRUE(all.ok());
+  EXPECT_EQ(all->RunDependentFields(), (std::vector<std::string>{"stages", "seconds"}));
+  auto all_again = RunDedup(o);
+  ASSERT_TRUE(all_again.ok());
+  EXPECT_EQ(all_again->pairs, all->pairs);
+  EXPECT_EQ(all_again->candidates, all->candidates);
+  EXPECT_NE(ReadFile(o.report_path).find("\"run_dependent\":[\"stages\",\"seconds\"]"), std::string::npos);
 }
 
 }  // namespace

@@ -31,6 +31,7 @@ struct Result1 {
   uint32_t length = 0;
   double priority = 0;
   bool has_id = false;
+  bool empty = false;  // no features
   std::string id;     // the id field's value
   std::string error;  // non-empty: a bad document
 };
@@ -124,8 +125,9 @@ class Pipeline {
   Status read_status_;
 };
 
-void ReadAll(const std::vector<InputFile>& files, uint64_t max_line_bytes, Pipeline* pipeline) {
-  uint64_t sequence = 0;
+void ReadAll(const std::vector<InputFile>& files, uint64_t max_line_bytes, std::atomic<uint64_t>* bytes_read,
+             Pipeline* pipeline) {
+  uint64_t sequence = 0, position = 0;
   auto batch = std::make_unique<Batch>();
   std::string scratch;
   std::string_view raw;
@@ -150,6 +152,8 @@ void ReadAll(const std::vector<InputFile>& files, uint64_t max_line_bytes, Pipel
         break;
       } else {
         line = StripLineEnd(raw);
+        position += raw.size();
+        bytes_read->store(position, std::memory_order_relaxed);
       }
       batch->lines.push_back({f, (*reader)->line_number(), batch->text.size(), line.size(), error});
       batch->text.append(line);
@@ -206,8 +210,9 @@ void Work(const std::vector<InputFile>& files, const DedupOptions& options,
         r.error = fingerprint.status().message();
         continue;
       }
+      r.length = static_cast<uint32_t>(std::min<uint64_t>(text.size(), UINT32_MAX));
       if (fingerprint->empty) {
-        r.error = "empty text: no words to fingerprint";
+        r.empty = true;  // fingerprint 0, all-zero sketch and band keys: never joined
         continue;
       }
       r.fingerprint = fingerprint->simhash;
@@ -220,7 +225,6 @@ void Work(const std::vector<InputFile>& files, const DedupOptions& options,
           continue;
         }
       }
-      r.length = static_cast<uint32_t>(std::min<uint64_t>(text.size(), UINT32_MAX));
     }
     pipeline->Done(std::move(batch));
   }
@@ -277,13 +281,13 @@ std::string DocumentTable::id(size_t d) const {
 
 Status ReadDocuments(const std::vector<InputFile>& files, const DedupOptions& options,
                      const Fingerprinter& fingerprinter, const Sketcher* sketcher, int threads,
-                     const std::function<void(uint64_t documents, uint64_t bytes)>& progress,
+                     std::atomic<uint64_t>* documents_done, std::atomic<uint64_t>* bytes_read,
                      DocumentTable* table) {
   Pipeline pipeline(static_cast<size_t>(2 * threads + 2));
   uint64_t total_bytes = 0;
   for (const auto& file : files) total_bytes += file.size;
   bool reserved = false;
-  std::thread reader([&] { ReadAll(files, options.max_line_bytes, &pipeline); });
+  std::thread reader([&] { ReadAll(files, options.max_line_bytes, bytes_read, &pipeline); });
   std::vector<std::thread> workers;
   for (int t = 0; t < threads; ++t) {
     workers.emplace_back([&] { Work(files, options, fingerprinter, sketcher, &pipeline); });
@@ -300,10 +304,7 @@ Status ReadDocuments(const std::vector<InputFile>& files, const DedupOptions& op
     std::unique_ptr<Batch> batch;
     Status read_status;
     auto next = pipeline.Collect(sequence, std::chrono::milliseconds(100), &batch, &read_status);
-    if (next == Pipeline::Next::kTimeout) {
-      if (progress) progress(table->size(), table->bytes);
-      continue;
-    }
+    if (next == Pipeline::Next::kTimeout) continue;
     if (next == Pipeline::Next::kEnd) {
       status = read_status;
       break;
@@ -329,6 +330,9 @@ Status ReadDocuments(const std::vector<InputFile>& files, const DedupOptions& op
       table->bytes += line.length;
       while (table->file_starts.size() <= line.file) table->file_starts.push_back(table->lines);
       const uint64_t ordinal = table->lines++;
+      if (r.empty && options.empty == EmptyPolicy::kFail) {
+        r.error = "no features: a blank line or text of symbols only (--empty keep or drop lets it through)";
+      }
       if (!r.error.empty()) {
         std::string message = files[line.file].name + ":" + std::to_string(line.number) + ": " + r.error;
         if (options.on_error == ErrorPolicy::kFail) {
@@ -340,6 +344,7 @@ Status ReadDocuments(const std::vector<InputFile>& files, const DedupOptions& op
         if (table->first_errors.size() < kMaxErrorsKept) table->first_errors.push_back(std::move(message));
         continue;
       }
+      if (r.empty) table->empty_documents.push_back(static_cast<uint32_t>(table->documents));
       table->fingerprints.push_back(r.fingerprint);
       ++table->documents;
       if (sketcher != nullptr) {
@@ -353,13 +358,13 @@ Status ReadDocuments(const std::vector<InputFile>& files, const DedupOptions& op
       if (want_priorities) table->priorities.push_back(r.priority);
       table->AddId(r.has_id ? &r.id : nullptr);
     }
+    documents_done->store(table->documents, std::memory_order_relaxed);
   }
   pipeline.Stop();
   while (table->file_starts.size() < files.size()) table->file_starts.push_back(table->lines);
   for (const auto& file : files) table->file_names.push_back(file.name);
   reader.join();
   for (auto& w : workers) w.join();
-  if (progress && status.ok()) progress(table->size(), table->bytes);
   return status;
 }
 

@@ -2,6 +2,7 @@
 #ifndef NEARDUP_DEDUP_DOCUMENTS_H_
 #define NEARDUP_DEDUP_DOCUMENTS_H_
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -37,6 +38,7 @@ struct DocumentTable {
   std::vector<uint32_t> lengths;     // text bytes (KeepRule::kLongest / kShortest only)
   std::vector<double> priorities;    // KeepRule::kPriority only (absent field: lowest)
   std::vector<uint64_t> bad_lines;   // input-line ordinals of skipped documents, ascending
+  std::vector<uint32_t> empty_documents;  // documents without features (EmptyPolicy), ascending
   std::vector<uint64_t> file_starts; // input-line ordinal of each file's first line
   std::vector<std::string> file_names;
   uint64_t lines = 0;                // input lines read, skipped ones included
@@ -72,10 +74,14 @@ struct DocumentTable {
 // Reads every line of `files`, fingerprints the documents on `threads` threads (and sketches them when
 // `sketcher` is not null: the fingerprinter must then keep distinct feature hashes), and fills *table
 // in input order (the result does not depend on the thread count). Bad documents fail the call as
-// "path:line: message" (ErrorPolicy::kFail) or are counted in the table (kSkip).
+// "path:line: message" (ErrorPolicy::kFail) or are counted in the table (kSkip). Documents without
+// features get fingerprint 0 and an all-zero sketch and are listed in table->empty_documents, or fail
+// the call (EmptyPolicy::kFail).
+// While it runs, *documents_done counts the documents appended and *bytes_read is the reader's
+// position in the input bytes (for a progress display on another thread).
 Status ReadDocuments(const std::vector<InputFile>& files, const DedupOptions& options,
                      const Fingerprinter& fingerprinter, const Sketcher* sketcher, int threads,
-                     const std::function<void(uint64_t documents, uint64_t bytes)>& progress,
+                     std::atomic<uint64_t>* documents_done, std::atomic<uint64_t>* bytes_read,
                      DocumentTable* table);
 
 }  // namespace neardup::dedup_internal

@@ -20,27 +20,33 @@ std::string Hex(uint64_t v) {
 
 }  // namespace
 
-Status IdTable::Save(const std::string& path) const {
-  std::FILE* f = std::fopen(path.c_str(), "wb");
-  if (f == nullptr) return Status::IOError(path + ": cannot create: " + std::strerror(errno));
-  std::string header = "neardup-ids\t1\t" + std::to_string(size()) + "\n";
-  bool ok = std::fwrite(header.data(), 1, header.size(), f) == header.size();
+Status IdTable::Save(OutputFile* out) const {
+  std::string& text = out->buffer();
+  text.append("neardup-ids\t1\t" + std::to_string(size()) + "\n");
   XXH3_state_t* state = XXH3_createState();
+  if (state == nullptr) return Status::ResourceExhausted("cannot allocate a hash state");
   XXH3_64bits_reset(state);
-  std::string line;
-  for (size_t i = 0; i < size() && ok; ++i) {
-    line.clear();
-    AppendTsvField(Get(i), &line);
-    line.push_back('\n');
-    XXH3_64bits_update(state, line.data(), line.size());
-    ok = std::fwrite(line.data(), 1, line.size(), f) == line.size();
+  for (size_t i = 0; i < size(); ++i) {
+    const size_t begin = text.size();
+    AppendTsvField(Get(i), &text);
+    text.push_back('\n');
+    XXH3_64bits_update(state, text.data() + begin, text.size() - begin);
+    Status written = out->MaybeDrain();
+    if (!written.ok()) {
+      XXH3_freeState(state);
+      return written;
+    }
   }
-  std::string trailer = "end\t" + Hex(XXH3_64bits_digest(state)) + "\n";
+  text.append("end\t" + Hex(XXH3_64bits_digest(state)) + "\n");
   XXH3_freeState(state);
-  ok = ok && std::fwrite(trailer.data(), 1, trailer.size(), f) == trailer.size();
-  ok = std::fclose(f) == 0 && ok;
-  if (!ok) return Status::IOError(path + ": write failed");
-  return Status::OK();
+  return out->MaybeDrain();
+}
+
+Status IdTable::Save(const std::string& path) const {
+  OutputFile out;
+  NEARDUP_RETURN_IF_ERROR(out.Open(path));
+  NEARDUP_RETURN_IF_ERROR(Save(&out));
+  return out.Commit();
 }
 
 Result<IdTable> IdTable::Load(const std::string& path) {

@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "neardup/output.h"
 #include "neardup/status.h"
 
 namespace neardup::dedup_internal {
@@ -28,8 +29,10 @@ class IdTable {
     return std::string_view(bytes_).substr(begin, ends_[number] - begin);
   }
 
-  // IOError naming the path.
+  // Writes the file whole or not at all (neardup/output.h). IOError naming the path.
   Status Save(const std::string& path) const;
+  // Writes to an open output that the caller commits.
+  Status Save(OutputFile* out) const;
   // NotFound when there is no file; Corruption naming the path and line when it is damaged.
   static Result<IdTable> Load(const std::string& path);
 

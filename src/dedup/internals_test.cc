@@ -1,5 +1,5 @@
 // The dedup job's internal pieces against plain references: bounded-memory grouping by fingerprint
-// and the output file (direct I/O blocks, tails, commit and abandon).
+// and the document table's ids.
 #include <gtest/gtest.h>
 
 #include <fcntl.h>
@@ -13,7 +13,6 @@
 
 #include "dedup/documents.h"
 #include "dedup/fingerprint_groups.h"
-#include "dedup/output_file.h"
 #include "dedup/signature_groups.h"
 #include "testutil.h"
 
@@ -87,96 +86,6 @@ TEST(DocumentTableTest, IdsOfEveryDocument) {
     }
     for (size_t d = 0; d < want.size(); ++d) ASSERT_EQ(table.id(d), want[d]) << d << " " << first_named;
   }
-}
-
-std::string ReadAll(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-void WriteAndCheck(const std::string& dir, size_t size) {
-  const std::string path = dir + "/out.bin";
-  std::string data(size, '\0');
-  std::mt19937_64 rng(size);
-  for (char& c : data) c = static_cast<char>('a' + rng() % 26);
-  OutputFile out;
-  ASSERT_TRUE(out.Open(path).ok());
-  // Mixed writes: direct pieces and the formatted staging buffer.
-  size_t at = 0;
-  while (at < size) {
-    const size_t piece = std::min<size_t>(size - at, 1 + rng() % 300000);
-    if (rng() % 2) {
-      out.Write(std::string_view(data).substr(at, piece));
-    } else {
-      out.buffer().append(data, at, piece);
-      out.MaybeDrain();
-    }
-    at += piece;
-  }
-  EXPECT_FALSE(std::filesystem::exists(path));
-  ASSERT_TRUE(out.Commit().ok());
-  const std::string got = ReadAll(path);
-  ASSERT_EQ(got.size(), data.size()) << dir;
-  const auto diff = std::mismatch(got.begin(), got.end(), data.begin());
-  EXPECT_TRUE(diff.first == got.end()) << size << " bytes in " << dir << ": first difference at byte "
-                                       << (diff.first - got.begin());
-  EXPECT_EQ(std::filesystem::file_size(path), size);
-  // Only the output is left: no temporary file.
-  size_t files = 0;
-  for ([[maybe_unused]] const auto& entry : std::filesystem::directory_iterator(dir)) ++files;
-  EXPECT_EQ(files, 1u);
-  std::filesystem::remove(path);
-}
-
-TEST(OutputFileTest, EverySizeAroundTheBlocksComesOutWhole) {
-  testing::TempDir disk;
-  std::vector<std::string> dirs = {disk.Path("")};
-  // tmpfs refuses O_DIRECT: the same writes go through the page cache there.
-  std::string shm;
-  if (std::filesystem::is_directory("/dev/shm")) {
-    char templ[] = "/dev/shm/neardup-test-XXXXXX";
-    if (::mkdtemp(templ) != nullptr) dirs.push_back(shm = templ);
-  }
-  constexpr size_t kBlock = OutputFile::kBlockBytes;
-  for (const auto& dir : dirs) {
-    for (size_t size : {size_t{0}, size_t{1}, size_t{4095}, size_t{4096}, size_t{4097}, kBlock - 1, kBlock,
-                        kBlock + 1, 3 * kBlock + 12345}) {
-      WriteAndCheck(dir, size);
-    }
-  }
-  if (!shm.empty()) std::filesystem::remove_all(shm);
-}
-
-TEST(OutputFileTest, AbandonedOutputLeavesNothingAndKeepsTheOldFile) {
-  testing::TempDir dir;
-  const std::string path = dir.File("out.txt", "previous run\n");
-  {
-    OutputFile out;
-    ASSERT_TRUE(out.Open(path).ok());
-    out.Write(std::string(OutputFile::kBlockBytes + 100, 'x'));  // a block already written out
-  }
-  EXPECT_EQ(ReadAll(path), "previous run\n");
-  size_t files = 0;
-  for ([[maybe_unused]] const auto& entry : std::filesystem::directory_iterator(dir.Path(""))) ++files;
-  EXPECT_EQ(files, 1u);
-  OutputFile missing;
-  EXPECT_EQ(missing.Open(dir.Path("no/such/folder/out.txt")).code(), Status::Code::kIOError);
-  EXPECT_EQ(missing.Commit().code(), Status::Code::kFailedPrecondition);
-}
-
-TEST(OutputFileTest, NewFilesGetTheUsualPermissions) {
-  testing::TempDir dir;
-  const mode_t old = ::umask(022);
-  OutputFile out;
-  ASSERT_TRUE(out.Open(dir.Path("out.txt")).ok());
-  out.Write("x\n");
-  ASSERT_TRUE(out.Commit().ok());
-  ::umask(old);
-  const auto perms = std::filesystem::status(dir.Path("out.txt")).permissions();
-  EXPECT_EQ(perms, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write |
-                       std::filesystem::perms::group_read | std::filesystem::perms::others_read);
 }
 
 }  // namespace

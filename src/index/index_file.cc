@@ -9,6 +9,7 @@
 
 #include "index/index_format.h"
 #include "index/permuted_table_index.h"
+#include "neardup/output.h"
 
 namespace neardup {
 namespace {
@@ -43,24 +44,6 @@ void Put(std::string* out, size_t offset, T value) {
 
 size_t AlignUp(size_t n) { return (n + kAlignment - 1) / kAlignment * kAlignment; }
 
-Status IoError(const std::string& what, const std::string& path) {
-  return Status::IOError(path + ": " + what + ": " + std::strerror(errno));
-}
-
-Status WriteAll(int fd, const void* data, size_t bytes, const std::string& path) {
-  const auto* p = static_cast<const uint8_t*>(data);
-  while (bytes > 0) {
-    const ssize_t written = ::write(fd, p, std::min<size_t>(bytes, size_t{1} << 30));
-    if (written < 0) {
-      if (errno == EINTR) continue;
-      return IoError("write", path);
-    }
-    p += written;
-    bytes -= static_cast<size_t>(written);
-  }
-  return Status::OK();
-}
-
 std::string EncodeHeader(const TableDesign& design, int prefix_bits, uint64_t count,
                          const std::vector<Section>& sections) {
   std::string header(kHeaderBytes + sections.size() * kSectionEntryBytes, '\0');
@@ -92,7 +75,7 @@ std::string EncodeHeader(const TableDesign& design, int prefix_bits, uint64_t co
 
 }  // namespace
 
-Status SaveIndex(const Index& index, const std::string& path) {
+Status SaveIndex(const Index& index, OutputFile* out) {
   const auto* permuted = dynamic_cast<const PermutedTableIndex*>(&index);
   if (permuted == nullptr) return Status::InvalidArgument("only a PermutedTableIndex can be saved");
   const PermutedTableIndex::Compact compact = permuted->Compacted();
@@ -121,25 +104,23 @@ Status SaveIndex(const Index& index, const std::string& path) {
   const std::string header =
       EncodeHeader(layout.design(), segment.prefix_bits(), ids.size(), sections);
 
-  const std::string temporary = path + ".tmp";
-  const int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return IoError("cannot create", temporary);
-  Status status = WriteAll(fd, header.data(), header.size(), temporary);
+  std::string zeros;
+  out->Write(header);
   size_t position = header.size();
-  static const char kZeros[kAlignment] = {};
   for (const Section& section : sections) {
-    if (!status.ok()) break;
-    status = WriteAll(fd, kZeros, section.offset - position, temporary);
-    if (status.ok()) status = WriteAll(fd, section.data, section.bytes, temporary);
+    zeros.assign(section.offset - position, '\0');
+    out->Write(zeros);
+    out->Write(std::string_view(static_cast<const char*>(section.data), section.bytes));
     position = section.offset + section.bytes;
   }
-  if (status.ok() && ::fsync(fd) != 0) status = IoError("fsync", temporary);
-  if (::close(fd) != 0 && status.ok()) status = IoError("close", temporary);
-  if (status.ok() && std::rename(temporary.c_str(), path.c_str()) != 0) {
-    status = IoError("cannot rename to " + path, temporary);
-  }
-  if (!status.ok()) std::remove(temporary.c_str());
-  return status;
+  return out->status();
+}
+
+Status SaveIndex(const Index& index, const std::string& path) {
+  OutputFile out;
+  NEARDUP_RETURN_IF_ERROR(out.Open(path));
+  NEARDUP_RETURN_IF_ERROR(SaveIndex(index, &out));
+  return out.Commit();
 }
 
 }  // namespace neardup

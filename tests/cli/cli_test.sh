@@ -228,7 +228,7 @@ wait "$job"
 code=$?
 wait "$writer" 2>/dev/null
 if [[ $code -eq 130 ]]; then ok; else fail dedup-sigint "exit $code, expected 130"; fi
-expect dedup-sigint "$T/err" "interrupted; no output was written"
+expect dedup-sigint "$T/err" "interrupted by SIGINT; no output was written"
 [[ ! -e "$T/interrupted.txt" && ! -e "$T/interrupted.json" && -z "$(ls "$T" | grep -F '.tmp-')" ]] && ok ||
   fail dedup-sigint "output left behind"
 # --- dedup: the accurate method (default) against the simhash method
