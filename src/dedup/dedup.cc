@@ -95,7 +95,9 @@ class ProgressTicker {
         p.bytes = bytes.load();
         p.total_bytes = total_bytes_.load();
         p.seconds = SecondsSince(start_);
+        lock.unlock();  // a slow display never holds up a stage change
         callback_(p);
+        lock.lock();
       }
       if (stopping) return;
     }
