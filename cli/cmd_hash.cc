@@ -76,6 +76,10 @@ class HashSink final : public DocumentSink {
 };
 
 int RunHash(const HashFlags& flags) {
+  if (flags.explain && !flags.json) {
+    return ReportError("hash", Status::InvalidArgument("usage: --explain adds the features to the JSON "
+                                                       "output: it needs --json"));
+  }
   auto options = ToOptions(flags.fingerprint);
   if (!options.ok()) return ReportError("hash", options.status());
   auto fingerprinter = Fingerprinter::Create(*options);

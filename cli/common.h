@@ -132,6 +132,9 @@ void AppendNumber(double value, std::string* out);
 // Prints "neardup <command>: <message>" on stderr and returns the exit code for the status.
 int ReportError(std::string_view command, const Status& status);
 
+// The check of every --threads option: 0 (one per core) to 1024.
+inline CLI::Range ThreadsRange() { return CLI::Range(0, 1024); }
+
 // Parses sizes like 4096, 64K, 10M, 2G (powers of 1024); CLI11 transform for size options.
 CLI::Validator SizeValidator();
 
