@@ -253,6 +253,8 @@ void AddDedupCommand(CLI::App* app, int* exit_code) {
       "Simplified). Method simhash: pairs whose fingerprints are within -k bits (its features default to\n"
       "word 3-grams, each occurrence counted, no folding). The score column of\n"
       "--dups and --pairs is the estimated Jaccard (accurate) or the Hamming distance (simhash).\n"
+      "Ids: strings, or numbers as written; ids that repeat are counted with a warning (--unique-ids:\n"
+      "an error). A .json name is read as plain text unless --format jsonl is given.\n"
       "Examples:\n"
       "  neardup dedup crawl/ -o kept.jsonl --dups dups.tsv --report report.json\n"
       "  neardup dedup posts.txt.zst -o kept.txt --keep longest --threshold 0.7 --on-error skip\n"
