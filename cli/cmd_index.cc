@@ -4,6 +4,7 @@
 #include <charconv>
 #include <filesystem>
 #include <functional>
+#include <iterator>
 #include <memory>
 #include <optional>
 #include <thread>
@@ -70,10 +71,10 @@ std::vector<std::string> InputNames(const FingerprintInput& input) {
 }
 
 // The ids of `index build`: numbers while every id is one (stored in the index itself), else text
-// (the index numbers the fingerprints 0, 1, 2... and the ids go to INDEX.ids).
+// (the index numbers the fingerprints 0, 1, 2... and the ids, unescaped, go to INDEX.ids).
 class BuildIds {
  public:
-  void Add(std::string_view id, LinePlace place) {
+  Status Add(std::string_view id, LinePlace place) {
     if (numeric_) {
       if (auto value = NumericId(id)) {
         numbers_.push_back(*value);
@@ -83,28 +84,39 @@ class BuildIds {
         numbers_ = std::vector<uint64_t>();
       }
     }
-    if (!numeric_) text_.Add(id);
-    places_.push_back(place);
+    if (!numeric_) {
+      if (!ParseTsvField(id, &unescaped_)) {
+        return Status::InvalidArgument("id '" + std::string(id.substr(0, 40)) + "' has a malformed escape");
+      }
+      text_.Add(unescaped_);
+    }
+    // Where each id came from, compactly: a new run of consecutive lines starts only after a skipped
+    // (empty) line or at a new file.
+    if (runs_.empty() || runs_.back().place.file != place.file ||
+        runs_.back().place.line + (size_ - runs_.back().first) != place.line) {
+      runs_.push_back({size_, place});
+    }
+    ++size_;
+    return Status::OK();
   }
   bool numeric() const { return numeric_; }
-  size_t size() const { return places_.size(); }
   // The ids the index stores: the numbers, or 0, 1, 2...
   std::vector<uint64_t> IndexIds() const {
     if (numeric_) return numbers_;
-    std::vector<uint64_t> ids(text_.size());
-    for (size_t i = 0; i < ids.size(); ++i) ids[i] = i;
+    std::vector<uint64_t> ids(size_);
+    for (uint64_t i = 0; i < size_; ++i) ids[i] = i;
     return ids;
   }
   const IdTable& text() const { return text_; }
 
   // InvalidArgument naming the first id that repeats and the file and line of both occurrences.
   Status CheckUnique(const std::vector<std::string>& files) const {
-    std::vector<uint64_t> keys(size());
-    for (size_t i = 0; i < keys.size(); ++i) {
+    std::vector<uint64_t> keys(size_);
+    for (uint64_t i = 0; i < size_; ++i) {
       keys[i] = numeric_ ? numbers_[i] : std::hash<std::string_view>()(text_.Get(i));
     }
-    std::vector<uint32_t> order(size());
-    for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<uint32_t>(i);
+    std::vector<uint32_t> order(size_);
+    for (uint64_t i = 0; i < size_; ++i) order[i] = static_cast<uint32_t>(i);
     auto same = [&](uint32_t a, uint32_t b) {
       return keys[a] == keys[b] && (numeric_ || text_.Get(a) == text_.Get(b));
     };
@@ -113,24 +125,37 @@ class BuildIds {
       if (!numeric_ && text_.Get(a) != text_.Get(b)) return text_.Get(a) < text_.Get(b);
       return a < b;
     });
-    size_t first = size(), earlier = 0;
+    uint64_t first = size_, earlier = 0;
     for (size_t i = 1; i < order.size(); ++i) {
       if (same(order[i - 1], order[i]) && order[i] < first) {
         first = order[i];
         earlier = order[i - 1];
       }
     }
-    if (first == size()) return Status::OK();
-    auto where = [&](size_t i) { return files[places_[i].file] + ":" + std::to_string(places_[i].line); };
+    if (first == size_) return Status::OK();
     const std::string id = numeric_ ? std::to_string(numbers_[first]) : std::string(text_.Get(first));
-    return Status::InvalidArgument("id " + id + " appears twice: " + where(earlier) + " and " + where(first));
+    return Status::InvalidArgument("id " + id + " appears twice: " + Where(earlier, files) + " and " +
+                                   Where(first, files));
   }
 
  private:
+  struct Run {
+    uint64_t first;   // the first id of the run
+    LinePlace place;  // where it is; the run's next ids are on the next lines
+  };
+
+  std::string Where(uint64_t i, const std::vector<std::string>& files) const {
+    const auto run = std::prev(std::upper_bound(runs_.begin(), runs_.end(), i,
+                                                [](uint64_t value, const Run& r) { return value < r.first; }));
+    return files[run->place.file] + ":" + std::to_string(run->place.line + (i - run->first));
+  }
+
   bool numeric_ = true;
+  uint64_t size_ = 0;
   std::vector<uint64_t> numbers_;
   IdTable text_;
-  std::vector<LinePlace> places_;
+  std::string unescaped_;
+  std::vector<Run> runs_;
 };
 
 // Calls on_line(id, fingerprint, place) for every "id<TAB>fingerprint" line of the inputs (empty lines
@@ -200,9 +225,8 @@ int RunBuild(const IndexFlags& flags) {
   std::vector<uint64_t> fingerprints;
   Status status =
       ForEachFingerprint(flags.input, [&](std::string_view id, uint64_t fingerprint, LinePlace place) {
-        build_ids.Add(id, place);
         fingerprints.push_back(fingerprint);
-        return Status::OK();
+        return build_ids.Add(id, place);
       });
   if (status.ok()) status = build_ids.CheckUnique(InputNames(flags.input));
   if (!status.ok()) return ReportError("index build", status);

@@ -237,9 +237,7 @@ Status Job::Fingerprint(const Fingerprinter& fingerprinter) {
 Status Job::CheckFieldsAndIds() {
   if (options_.require_id_field && table_.jsonl_documents > 0 && !options_.id_field.empty() &&
       !table_.has_id_field()) {
-    {
-      return Status::InvalidArgument("no document has the id field '" + options_.id_field + "'");
-    }
+    return Status::InvalidArgument("no document has the id field '" + options_.id_field + "'");
   }
   if (options_.keep == KeepRule::kPriority && table_.size() > 0 && table_.documents_with_priority == 0) {
     return Status::InvalidArgument("no document has the priority field '" + options_.priority_field +
@@ -249,13 +247,15 @@ Status Job::CheckFieldsAndIds() {
   report_.duplicate_ids = duplicates.count;
   if (duplicates.count > 0) {
     const std::string id = table_.id(duplicates.first);
-    std::string where = table_.Location(duplicates.earlier) + " and " + table_.Location(duplicates.first);
+    const std::string where =
+        table_.Location(duplicates.earlier) + " and " + table_.Location(duplicates.first);
     if (options_.unique_ids) {
       return Status::InvalidArgument("id " + id + " appears twice: " + where);
     }
     report_.warnings.push_back(std::to_string(duplicates.count) +
-                               " documents have the id of an earlier document (first: '" + id + "' at " +
-                               where + "); outputs name them alike");
+                               (duplicates.count == 1 ? " document has" : " documents have") +
+                               " the id of an earlier document (first: '" + id + "' at " + where +
+                               "); outputs name them alike (--unique-ids refuses them)");
   }
   return Cancelled();
 }

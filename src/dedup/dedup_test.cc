@@ -541,7 +541,7 @@ TEST_F(DedupTest, RepeatedIdsAreCountedOrRefused) {
   EXPECT_EQ(report->duplicate_ids, 3u);
   ASSERT_EQ(report->warnings.size(), 1u);
   EXPECT_EQ(report->warnings[0], "3 documents have the id of an earlier document (first: 'y' at " + a + ":2 and " +
-                                     b + ":2); outputs name them alike");
+                                     b + ":2); outputs name them alike (--unique-ids refuses them)");
   EXPECT_NE(ReadFile(o.report_path).find("\"duplicate_ids\":3,"), std::string::npos);
   o.unique_ids = true;
   report = RunDedup(o);

@@ -123,7 +123,7 @@ done
 printf '{"id":"a","text":"one two three four five six"}\n{"id":"b","text":"seven eight nine ten eleven"}\n' >"$T/day1.jsonl"
 printf '{"id":"c","text":"twelve thirteen fourteen fifteen"}\n{"id":"a","text":"sixteen seventeen eighteen"}\n{"id":"b","text":"x y z w v u"}\n' >"$T/day2.jsonl"
 check duplicate-ids-warn 0 "$T/empty" "" \
-  "neardup dedup: warning: 2 documents have the id of an earlier document (first: 'a' at $T/day1.jsonl:1 and $T/day2.jsonl:2); outputs name them alike" \
+  "neardup dedup: warning: 2 documents have the id of an earlier document (first: 'a' at $T/day1.jsonl:1 and $T/day2.jsonl:2); outputs name them alike (--unique-ids refuses them)" \
   -- "$ND" dedup -q "$T/day1.jsonl" "$T/day2.jsonl" --report "$T/report.json"
 grep -qF '"duplicate_ids":2,' "$T/report.json" && passed=$((passed + 1)) || { echo "FAIL duplicate-ids-report: $(cat "$T/report.json")"; failed=$((failed + 1)); }
 check duplicate-ids-refused 1 "$T/empty" "" \
@@ -163,6 +163,12 @@ cp "$T/two.tsv" "$T/again.tsv"
 check index-repeated-text-id 1 "$T/empty" "" \
   "neardup index build: id $T/two.txt:1 appears twice: $T/two.tsv:1 and $T/again.tsv:1" \
   -- "$ND" index build "$T/two.tsv" "$T/again.tsv" -o "$T/r.ndx"
+
+# Ids are TSV fields: escapes are undone in INDEX.ids and redone in the output.
+printf 'a\\tb\t0000000000000001\nc\t0000000000000002\n' >"$T/escaped.tsv"
+"$ND" index build "$T/escaped.tsv" -o "$T/escaped.ndx" 2>/dev/null
+check index-escaped-ids 0 "$T/empty" "$(printf 'q\ta\\tb\t0\nq\tc\t2')" "" \
+  -- bash -c "printf 'q\t0000000000000001\n' | '$ND' index query '$T/escaped.ndx' -k 3"
 
 # --- index query on an index saved by dedup prints the stored ids
 printf '{"id":"doc-a","text":"one two three four five six"}\n{"id":"doc-b","text":"alpha beta gamma delta epsilon"}\n' >"$T/saved.jsonl"
