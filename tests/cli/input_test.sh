@@ -97,7 +97,13 @@ check bom-jsonl 0 "$T/empty" "$(printf '\xEF\xBB\xBF{"id":"a","text":"one two th
   -- "$ND" dedup -q "$T/bom.jsonl" -o - --dups "$T/dups.tsv"
 same bom-jsonl-ids "$T/dups.tsv" "$(printf 'b\ta\t1.0000')"
 printf '\xEF\xBB\xBFone two three four five six seven\n' >"$T/bom.txt"
-check bom-plain 0 "$T/empty" "$("$ND" hash "$T/two.txt" | head -1)" "" -- "$ND" hash "$T/bom.txt"
+# (--no-normalize: normalisation alone would drop U+FEFF from the text)
+check bom-plain 0 "$T/empty" "$("$ND" hash --no-normalize "$T/two.txt" | head -1)" "" -- "$ND" hash --no-normalize "$T/bom.txt"
+printf '\xEF\xBB\xBF我来到北京\n' >"$T/bom-zh.txt"
+check bom-segment 0 "$T/empty" "我 / 来到 / 北京" "" -- "$ND" segment "$T/bom-zh.txt"
+head -1 "$T/two.txt" >"$T/one.txt"
+check bom-compare 0 "$T/empty" "$("$ND" compare --no-normalize "$T/one.txt" "$T/one.txt")" "" \
+  -- "$ND" compare --no-normalize "$T/bom.txt" "$T/one.txt"
 printf '\xEF\xBB\xBFone two three four five six seven\none two three four five six seven\n' >"$T/bom2.txt"
 check bom-plain-dedup 0 "$T/empty" "$(printf '\xEF\xBB\xBFone two three four five six seven')" "" \
   -- "$ND" dedup -q "$T/bom2.txt" -o - --dups "$T/dups.tsv"
