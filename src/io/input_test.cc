@@ -243,6 +243,9 @@ TEST(JsonlParserTest, NumericIdsKeepTheirText) {
   EXPECT_EQ(f.id, "s");
   EXPECT_EQ(f.text, "a \"1234567890123456789012\" b");
   EXPECT_DOUBLE_EQ(f.number, 1.2345678901234568e29);
+  // A key written with escapes is found too.
+  ASSERT_TRUE(parser.Parse(R"({"text":"x","meta":{"i\u0064":1.50}})", &f).ok());
+  EXPECT_TRUE(f.has_id);
   // Still malformed: a big integer does not hide other damage.
   EXPECT_FALSE(parser.Parse(R"({"text":"x","meta":{"id":123456789012345678901234567890},)", &f).ok());
   EXPECT_FALSE(parser.Parse(R"({"text":"x","meta":{"id":123456789012345678901234567890}} x)", &f).ok());

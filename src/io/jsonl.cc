@@ -201,9 +201,10 @@ Status JsonlParser::Parse(std::string_view line, Fields* fields) {
       fields->id = simdjson::to_string(id);  // the literal text: JSON integers have one form (but -0)
     } else if (id.is_number()) {
       // Numbers keep the text they were written with (1.50, 1e5, -0, integers beyond 64 bits).
+      // (A key written with escapes, which the DOM matches and the literal search does not: the
+      // number in JSON form.)
       auto literal = NumberLiteral(s.literal_parser, s.padded, length, s.id_path);
-      if (!literal.ok()) return literal.status();
-      fields->id = std::move(*literal);
+      fields->id = literal.ok() ? std::move(*literal) : simdjson::to_string(id);
     } else {
       return Status::InvalidArgument("id field '" + s.id_field + "' is " + TypeName(id.type()) +
                                      ", expected a string or number");
