@@ -379,7 +379,9 @@ void AddIndexCommand(CLI::App* app, int* exit_code) {
       ->add_option("--memory", flags->memory,
                    "Memory budget for the planner, e.g. 8G (default: none)")
       ->transform(SizeValidator());
-  build->add_option("--blocks", flags->blocks, "Explicit design: block sizes, e.g. 13,13,13,13,12")
+  build->add_option("--blocks", flags->blocks,
+                    "Explicit design: block sizes, e.g. 13,13,13,13,12; exact only when blocks - key blocks "
+                    ">= k (others are refused)")
       ->delimiter(',');
   build->add_option("--key-blocks", flags->key_blocks, "Explicit design: key blocks per table")
       ->needs("--blocks");
