@@ -42,16 +42,18 @@ same() {
 : >"$T/empty"
 printf 'one two three four five six seven\nalpha beta gamma delta epsilon zeta\n' >"$T/two.txt"
 HELP="Run with --help for more information."
+"$ND" hash "$T/two.txt" >"$T/two.hashes"
+cut -f2 "$T/two.hashes" >"$T/two.hex"
 
 # --- options that are checked
+threads=-1
 for command in "dedup $T/two.txt" "idf build $T/two.txt -o $T/idf.txt" "index build -o $T/x.ndx" \
                "index query $T/x.ndx" "index pairs"; do
-  for threads in -1 1025; do
-    # shellcheck disable=SC2086
-    check "threads-$threads-${command%% *}" 2 "$T/empty" "" \
-      "--threads: Value $threads not in range 0 to 1024
+  # shellcheck disable=SC2086
+  check "threads-$threads-${command%% *}" 2 "$T/empty" "" \
+    "--threads: Value $threads not in range 0 to 1024
 $HELP" -- "$ND" $command --threads "$threads"
-  done
+  threads=$([[ $threads == -1 ]] && echo 1025 || echo -1)
 done
 check hash-explain-needs-json 2 "$T/two.txt" "" \
   "neardup hash: usage: --explain adds the features to the JSON output: it needs --json" -- "$ND" hash --explain
@@ -83,7 +85,7 @@ gzip -c "$T/ab.jsonl" >"$T/AB.NDJSON.GZ"
 check upper-case-gz 0 "$T/empty" "" "" -- "$ND" dedup -q "$T/AB.NDJSON.GZ" --dups "$T/dups.tsv"
 same upper-case-gz "$T/dups.tsv" "$(printf 'b\ta\t1.0000')"
 gzip -c "$T/two.txt" >"$T/TWO.TXT.GZ"
-check hash-upper-case-gz 0 "$T/empty" "$("$ND" hash "$T/two.txt")" "" -- "$ND" hash "$T/TWO.TXT.GZ"
+check hash-upper-case-gz 0 "$T/empty" "$(cat "$T/two.hashes")" "" -- "$ND" hash "$T/TWO.TXT.GZ"
 cp "$T/ab.jsonl" "$T/ab.json"
 check json-name-is-text 0 "$T/empty" "$(cat "$T/ab.jsonl")" \
   "neardup dedup: warning: $T/ab.json: read as plain text, one document per line (only .jsonl and .ndjson names are taken for JSON Lines; --format jsonl reads them as JSON Lines)" \
@@ -101,9 +103,6 @@ printf '\xEF\xBB\xBFone two three four five six seven\n' >"$T/bom.txt"
 check bom-plain 0 "$T/empty" "$("$ND" hash --no-normalize "$T/two.txt" | head -1)" "" -- "$ND" hash --no-normalize "$T/bom.txt"
 printf '\xEF\xBB\xBF我来到北京\n' >"$T/bom-zh.txt"
 check bom-segment 0 "$T/empty" "我 / 来到 / 北京" "" -- "$ND" segment "$T/bom-zh.txt"
-head -1 "$T/two.txt" >"$T/one.txt"
-check bom-compare 0 "$T/empty" "$("$ND" compare --no-normalize "$T/one.txt" "$T/one.txt")" "" \
-  -- "$ND" compare --no-normalize "$T/bom.txt" "$T/one.txt"
 printf '\xEF\xBB\xBFone two three four five six seven\none two three four five six seven\n' >"$T/bom2.txt"
 check bom-plain-dedup 0 "$T/empty" "$(printf '\xEF\xBB\xBFone two three four five six seven')" "" \
   -- "$ND" dedup -q "$T/bom2.txt" -o - --dups "$T/dups.tsv"
@@ -152,7 +151,6 @@ if [[ $(id -u) -ne 0 ]]; then  # root reads every file
 fi
 
 # --- hash names lines path:line with several inputs; index build takes those ids, refuses repeats
-"$ND" hash "$T/two.txt" | cut -f2 >"$T/two.hex"
 check hash-two-files 0 "$T/empty" \
   "$(printf '%s:1\t%s\n%s:2\t%s\n%s:1\t%s' "$T/two.txt" "$(sed -n 1p "$T/two.hex")" "$T/two.txt" \
      "$(sed -n 2p "$T/two.hex")" "$T/bom.txt" "$(sed -n 1p "$T/two.hex")")" "" -- "$ND" hash "$T/two.txt" "$T/bom.txt"
