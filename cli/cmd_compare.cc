@@ -38,6 +38,7 @@ Result<std::string> ReadWholeFile(const std::string& path, uint64_t max_bytes) {
     text.push_back('\n');
   }
   if (!text.empty() && text.back() == '\n') text.pop_back();
+  if (StripByteOrderMark(text).size() != text.size()) text.erase(0, 3);
   return text;
 }
 

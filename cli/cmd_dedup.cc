@@ -33,6 +33,8 @@ struct DedupFlags {
   int k = 3;
   std::string keep = "first";
   std::string priority_field;
+  bool id_field_given = false;
+  bool unique_ids = false;
   std::string on_error = "fail";
   std::string empty = "keep";
   int threads = 0;
@@ -195,6 +197,8 @@ int RunDedupCommand(const DedupFlags& flags) {
   if (!format.ok()) return ReportError("dedup", format.status());
   options.format = *format;
   options.id_field = flags.id_field;
+  options.require_id_field = flags.id_field_given;
+  options.unique_ids = flags.unique_ids;
   options.text_field = flags.text_field;
   options.max_line_bytes = flags.max_line_bytes;
   auto fingerprint = ToOptions(flags.fingerprint);
@@ -254,6 +258,9 @@ int RunDedupCommand(const DedupFlags& flags) {
     }
     return ReportError("dedup", report.status());
   }
+  for (const std::string& warning : report->warnings) {
+    std::fprintf(stderr, "neardup dedup: warning: %s\n", warning.c_str());
+  }
   if (!flags.quiet) PrintSummary(*report, flags);
   return kExitSuccess;
 }
@@ -271,6 +278,8 @@ void AddDedupCommand(CLI::App* app, int* exit_code) {
       "Simplified). Method simhash: pairs whose fingerprints are within -k bits (its features default to\n"
       "word 3-grams, each occurrence counted, no folding). The score column of\n"
       "--dups and --pairs is the estimated Jaccard (accurate) or the Hamming distance (simhash).\n"
+      "Ids: strings, or numbers as written; ids that repeat are counted with a warning (--unique-ids:\n"
+      "an error). A .json name is read as plain text unless --format jsonl is given.\n"
       "Examples:\n"
       "  neardup dedup crawl/ -o kept.jsonl --dups dups.tsv --report report.json\n"
       "  neardup dedup posts.txt.zst -o kept.txt --keep longest --threshold 0.7 --on-error skip\n"
@@ -283,12 +292,17 @@ void AddDedupCommand(CLI::App* app, int* exit_code) {
   command->add_option("--clusters", flags->clusters, "CLUSTERS.jsonl: one cluster of 2+ documents a line");
   command->add_option("--pairs", flags->pairs, "PAIRS.tsv: id_a<TAB>id_b<TAB>score, every near-duplicate pair");
   command->add_option("--report", flags->report, "REPORT.json: the summary and timings");
-  command->add_option("--format", flags->format, "Input format: auto (.jsonl/.ndjson names are JSONL), plain, jsonl")
+  command->add_option("--format", flags->format,
+                      "Input format: auto (.jsonl/.ndjson names, any case, are JSONL; .json is plain text), "
+                      "plain, jsonl")
       ->check(CLI::IsMember({"auto", "plain", "jsonl"}))
       ->capture_default_str();
   command->add_flag("--jsonl", flags->jsonl, "Same as --format jsonl");
-  command->add_option("--id-field", flags->id_field, "JSONL id field (dotted path); none: file:line")
+  command->add_option("--id-field", flags->id_field,
+                      "JSONL id field (dotted path; given, some document must have it); none: file:line")
       ->capture_default_str();
+  command->add_flag("--unique-ids", flags->unique_ids,
+                    "Refuse ids that repeat, naming both places (default: count them with a warning)");
   command->add_option("--text-field", flags->text_field, "JSONL text field (dotted path)")->capture_default_str();
   command->add_option("--max-line-bytes", flags->max_line_bytes, "Longer lines are bad documents (e.g. 64M)")
       ->transform(SizeValidator())
@@ -308,7 +322,7 @@ void AddDedupCommand(CLI::App* app, int* exit_code) {
       ->check(CLI::IsMember({"first", "last", "longest", "shortest"}))
       ->capture_default_str();
   command->add_option("--priority-field", flags->priority_field,
-                      "Keep the document with the highest value of this JSONL number field");
+                      "Keep the document with the highest value of this JSONL number field (not with --keep)");
   command->add_option("--on-error", flags->on_error, "Bad documents: fail (stop, naming file and line) or skip")
       ->check(CLI::IsMember({"fail", "skip"}))
       ->capture_default_str();
@@ -317,11 +331,20 @@ void AddDedupCommand(CLI::App* app, int* exit_code) {
                       "drop (left out), fail (stop at the first)")
       ->check(CLI::IsMember({"keep", "drop", "fail"}))
       ->capture_default_str();
-  command->add_option("--threads", flags->threads, "Worker threads (0: one per core)")->capture_default_str();
+  command->add_option("--threads", flags->threads, "Worker threads, 1..1024 (0: one per core)")
+      ->check(ThreadsRange())
+      ->capture_default_str();
   command->add_option("--against", flags->against, "Index of an earlier corpus (repeatable)");
   command->add_option("--save-index", flags->save_index, "Save an index of the kept documents for --against");
   command->add_flag("-q,--quiet", flags->quiet, "No progress bar and no summary");
   command->callback([flags, exit_code, command] {
+    if (!flags->priority_field.empty() && command->count("--keep") > 0) {
+      *exit_code = ReportError("dedup", Status::InvalidArgument(
+                                            "usage: --priority-field keeps the document with the highest value "
+                                            "of the field; it cannot be combined with --keep"));
+      return;
+    }
+    flags->id_field_given = command->count("--id-field") > 0;
     ApplyMethodDefaults(*command, flags.get());
     *exit_code = RunDedupCommand(*flags);
   });

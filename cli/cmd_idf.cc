@@ -200,7 +200,9 @@ void AddIdfCommand(CLI::App* app, int* exit_code) {
                     "Distinct words kept in memory per thread before rare ones are pruned")
       ->check(CLI::Range(uint64_t{1000}, ~uint64_t{0}))
       ->capture_default_str();
-  build->add_option("--threads", flags->threads, "Worker threads (0: one per core)")->capture_default_str();
+  build->add_option("--threads", flags->threads, "Worker threads, 1..1024 (0: one per core)")
+      ->check(ThreadsRange())
+      ->capture_default_str();
   build->add_option("--max-doc-bytes", flags->max_document_bytes,
                     "Longest document accepted, e.g. 100M (0: no limit)")
       ->transform(SizeValidator());

@@ -1,11 +1,17 @@
 // neardup index build|query|pairs|info: the exact Hamming index for users who already have
 // fingerprints (from `neardup hash` or another SimHash library).
+#include <algorithm>
 #include <charconv>
+#include <filesystem>
+#include <functional>
+#include <iterator>
 #include <memory>
+#include <optional>
 #include <thread>
 
 #include "cli/commands.h"
 #include "cli/common.h"
+#include "neardup/id_table.h"
 #include "neardup/index.h"
 #include "neardup/input.h"
 #include "neardup/join.h"
@@ -46,32 +52,127 @@ Result<uint64_t> ParseFingerprint(std::string_view text, bool decimal) {
   return value;
 }
 
-Result<uint64_t> ParseId(std::string_view text) {
+// Where an input line is: its file (an index into the inputs) and 1-based line number.
+struct LinePlace {
+  uint32_t file = 0;
+  uint64_t line = 0;
+};
+
+// The id as an unsigned 64-bit integer, or nothing when it is not one.
+std::optional<uint64_t> NumericId(std::string_view text) {
   uint64_t value = 0;
   const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value, 10);
-  if (text.empty() || error != std::errc() || end != text.data() + text.size()) {
-    return Status::InvalidArgument(
-        "id '" + std::string(text.substr(0, 40)) +
-        "' is not an unsigned 64-bit integer (an index stores numeric ids; "
-        "`neardup hash` numbers lines when the input has no ids)");
-  }
+  if (text.empty() || error != std::errc() || end != text.data() + text.size()) return std::nullopt;
   return value;
 }
 
-// Calls on_line(id, fingerprint) for every "id<TAB>fingerprint" line of the inputs (empty lines are
-// skipped). Errors name the file and line.
+std::vector<std::string> InputNames(const FingerprintInput& input) {
+  return input.files.empty() ? std::vector<std::string>{"-"} : input.files;
+}
+
+// The ids of `index build`: numbers while every id is one (stored in the index itself), else text
+// (the index numbers the fingerprints 0, 1, 2... and the ids, unescaped, go to INDEX.ids).
+class BuildIds {
+ public:
+  Status Add(std::string_view id, LinePlace place) {
+    if (numeric_) {
+      if (auto value = NumericId(id)) {
+        numbers_.push_back(*value);
+      } else {
+        numeric_ = false;
+        for (uint64_t number : numbers_) text_.Add(std::to_string(number));
+        numbers_ = std::vector<uint64_t>();
+      }
+    }
+    if (!numeric_) {
+      if (!ParseTsvField(id, &unescaped_)) {
+        return Status::InvalidArgument("id '" + std::string(id.substr(0, 40)) + "' has a malformed escape");
+      }
+      text_.Add(unescaped_);
+    }
+    // Where each id came from, compactly: a new run of consecutive lines starts only after a skipped
+    // (empty) line or at a new file.
+    if (runs_.empty() || runs_.back().place.file != place.file ||
+        runs_.back().place.line + (size_ - runs_.back().first) != place.line) {
+      runs_.push_back({size_, place});
+    }
+    ++size_;
+    return Status::OK();
+  }
+  bool numeric() const { return numeric_; }
+  // The ids the index stores: the numbers, or 0, 1, 2...
+  std::vector<uint64_t> IndexIds() const {
+    if (numeric_) return numbers_;
+    std::vector<uint64_t> ids(size_);
+    for (uint64_t i = 0; i < size_; ++i) ids[i] = i;
+    return ids;
+  }
+  const IdTable& text() const { return text_; }
+
+  // InvalidArgument naming the first id that repeats and the file and line of both occurrences.
+  Status CheckUnique(const std::vector<std::string>& files) const {
+    std::vector<uint64_t> keys(size_);
+    for (uint64_t i = 0; i < size_; ++i) {
+      keys[i] = numeric_ ? numbers_[i] : std::hash<std::string_view>()(text_.Get(i));
+    }
+    std::vector<uint32_t> order(size_);
+    for (uint64_t i = 0; i < size_; ++i) order[i] = static_cast<uint32_t>(i);
+    auto same = [&](uint32_t a, uint32_t b) {
+      return keys[a] == keys[b] && (numeric_ || text_.Get(a) == text_.Get(b));
+    };
+    std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
+      if (keys[a] != keys[b]) return keys[a] < keys[b];
+      if (!numeric_ && text_.Get(a) != text_.Get(b)) return text_.Get(a) < text_.Get(b);
+      return a < b;
+    });
+    uint64_t first = size_, earlier = 0;
+    for (size_t i = 1; i < order.size(); ++i) {
+      if (same(order[i - 1], order[i]) && order[i] < first) {
+        first = order[i];
+        earlier = order[i - 1];
+      }
+    }
+    if (first == size_) return Status::OK();
+    const std::string id = numeric_ ? std::to_string(numbers_[first]) : std::string(text_.Get(first));
+    return Status::InvalidArgument("id " + id + " appears twice: " + Where(earlier, files) + " and " +
+                                   Where(first, files));
+  }
+
+ private:
+  struct Run {
+    uint64_t first;   // the first id of the run
+    LinePlace place;  // where it is; the run's next ids are on the next lines
+  };
+
+  std::string Where(uint64_t i, const std::vector<std::string>& files) const {
+    const auto run = std::prev(std::upper_bound(runs_.begin(), runs_.end(), i,
+                                                [](uint64_t value, const Run& r) { return value < r.first; }));
+    return files[run->place.file] + ":" + std::to_string(run->place.line + (i - run->first));
+  }
+
+  bool numeric_ = true;
+  uint64_t size_ = 0;
+  std::vector<uint64_t> numbers_;
+  IdTable text_;
+  std::string unescaped_;
+  std::vector<Run> runs_;
+};
+
+// Calls on_line(id, fingerprint, place) for every "id<TAB>fingerprint" line of the inputs (empty lines
+// are skipped). Errors name the file and line.
 Status ForEachFingerprint(const FingerprintInput& input,
-                          const std::function<Status(std::string_view, uint64_t)>& on_line) {
-  std::vector<std::string> files = input.files;
-  if (files.empty()) files.push_back("-");
+                          const std::function<Status(std::string_view, uint64_t, LinePlace)>& on_line) {
+  const std::vector<std::string> files = InputNames(input);
   std::string line;
-  for (const std::string& path : files) {
+  for (uint32_t f = 0; f < files.size(); ++f) {
+    const std::string& path = files[f];
     auto reader = LineReader::Open(path);
     if (!reader.ok()) return reader.status();
     while (true) {
       auto more = (*reader)->ReadLine(&line, uint64_t{1} << 20);
       if (!more.ok()) return more.status();
       if (!*more) break;
+      if ((*reader)->line_number() == 1 && StripByteOrderMark(line).size() != line.size()) line.erase(0, 3);
       if (line.empty()) continue;
       const size_t tab = line.find('\t');
       const size_t columns = static_cast<size_t>(std::count(line.begin(), line.end(), '\t')) + 1;
@@ -82,9 +183,9 @@ Status ForEachFingerprint(const FingerprintInput& input,
                           path, (*reader)->line_number());
       }
       auto fingerprint = ParseFingerprint(std::string_view(line).substr(tab + 1), input.decimal);
-      Status status = fingerprint.ok()
-                          ? on_line(std::string_view(line).substr(0, tab), *fingerprint)
-                          : fingerprint.status();
+      Status status = fingerprint.ok() ? on_line(std::string_view(line).substr(0, tab), *fingerprint,
+                                                 LinePlace{f, (*reader)->line_number()})
+                                       : fingerprint.status();
       if (!status.ok()) return InputError(status, path, (*reader)->line_number());
     }
   }
@@ -97,22 +198,46 @@ void AddFingerprintInput(CLI::App* command, FingerprintInput* input) {
                     "Fingerprints are unsigned decimal numbers instead of 16 hex digits");
 }
 
+// An index answers exactly up to the k its design allows and refuses larger k: a design given by
+// hand must be exact at the k asked for (there are no approximate indexes).
+Status CheckExact(const TableDesign& design, int k) {
+  NEARDUP_RETURN_IF_ERROR(design.Validate());
+  if (design.max_exact_k() >= k) return Status::OK();
+  const int blocks = static_cast<int>(design.block_bits.size());
+  std::string message = "usage: " + std::to_string(blocks) + " blocks keyed on " +
+                        std::to_string(design.key_blocks) + " are exact for k<=" +
+                        std::to_string(design.max_exact_k()) + " only, not k=" + std::to_string(k) +
+                        ": ";
+  if (blocks - k >= 1) {
+    message += "use --key-blocks " + std::to_string(blocks - k) + " or fewer, ";
+  } else {
+    message += "use at least " + std::to_string(k + 1) + " blocks, ";
+  }
+  return Status::InvalidArgument(message + "or leave --blocks out to let the planner choose");
+}
+
 int RunBuild(const IndexFlags& flags) {
-  // The index file is checked before anything is read, written whole or not at all.
+  // The index file is checked before anything is read; the index and its ids are written whole or
+  // not at all, together.
   OutputSet outputs;
   auto index_file = outputs.Add(flags.index_path, "-o", /*regular_only=*/true);
   if (!index_file.ok()) return ReportError("index build", index_file.status());
   Status checked = outputs.CheckNotInputs(flags.input.files);
   if (!checked.ok()) return ReportError("index build", checked);
-  std::vector<uint64_t> ids, fingerprints;
-  Status status = ForEachFingerprint(flags.input, [&](std::string_view id, uint64_t fingerprint) {
-    auto parsed = ParseId(id);
-    if (!parsed.ok()) return parsed.status();
-    ids.push_back(*parsed);
-    fingerprints.push_back(fingerprint);
-    return Status::OK();
-  });
+  if (!flags.blocks.empty()) {
+    Status exact = CheckExact(TableDesign{flags.blocks, flags.key_blocks}, flags.k < 0 ? 3 : flags.k);
+    if (!exact.ok()) return ReportError("index build", exact);
+  }
+  BuildIds build_ids;
+  std::vector<uint64_t> fingerprints;
+  Status status =
+      ForEachFingerprint(flags.input, [&](std::string_view id, uint64_t fingerprint, LinePlace place) {
+        fingerprints.push_back(fingerprint);
+        return build_ids.Add(id, place);
+      });
+  if (status.ok()) status = build_ids.CheckUnique(InputNames(flags.input));
   if (!status.ok()) return ReportError("index build", status);
+  const std::vector<uint64_t> ids = build_ids.IndexIds();
   IndexOptions options;
   options.max_k = flags.k < 0 ? 3 : flags.k;
   options.memory_budget_bytes = flags.memory;
@@ -120,14 +245,26 @@ int RunBuild(const IndexFlags& flags) {
   if (!flags.blocks.empty()) options.design = TableDesign{flags.blocks, flags.key_blocks};
   auto index = BuildPermutedTableIndex(ids, fingerprints, options);
   if (!index.ok()) return ReportError("index build", index.status());
-  status = outputs.OpenAll();
+  const std::string ids_path = IdTablePath(flags.index_path);
+  OutputFile* ids_file = nullptr;
+  if (!build_ids.numeric()) {  // ids that are not numbers go to INDEX.ids, committed with the index
+    auto added = outputs.Add(ids_path, "-o", /*regular_only=*/true);
+    if (!added.ok()) return ReportError("index build", added.status());
+    ids_file = *added;
+    status = outputs.CheckNotInputs(flags.input.files);
+  }
+  if (status.ok()) status = outputs.OpenAll();
   if (status.ok()) status = SaveIndex(**index, *index_file);
+  if (status.ok() && ids_file != nullptr) status = build_ids.text().Save(ids_file);
   if (status.ok()) status = outputs.CommitAll();
+  // An older INDEX.ids beside a numeric index would misname it.
+  std::error_code removed;
+  if (status.ok() && build_ids.numeric()) std::filesystem::remove(ids_path, removed);
   if (!status.ok()) return ReportError("index build", status);
   const IndexStats stats = (*index)->Stats();
-  std::fprintf(stderr, "neardup index build: %llu fingerprints, %s -> %s\n",
-               static_cast<unsigned long long>(stats.size), stats.design.c_str(),
-               flags.index_path.c_str());
+  std::fprintf(stderr, "neardup index build: %llu fingerprints, %s -> %s%s\n",
+               static_cast<unsigned long long>(stats.size), stats.design.c_str(), flags.index_path.c_str(),
+               build_ids.numeric() ? "" : (" (ids in " + ids_path + ")").c_str());
   return kExitSuccess;
 }
 
@@ -135,6 +272,12 @@ int RunQuery(const IndexFlags& flags) {
   auto index = LoadIndex(flags.index_path);
   if (!index.ok()) return ReportError("index query", index.status());
   const int k = flags.k < 0 ? (*index)->Stats().max_exact_k : flags.k;
+  // An index with INDEX.ids (dedup --save-index, or index build of ids that are not numbers) is
+  // answered with the stored ids.
+  auto names = IdTable::Load(IdTablePath(flags.index_path));
+  if (!names.ok() && names.status().code() != Status::Code::kNotFound) {
+    return ReportError("index query", names.status());
+  }
   Output output;
   std::vector<std::string> query_ids;
   std::vector<uint64_t> queries;
@@ -146,7 +289,11 @@ int RunQuery(const IndexFlags& flags) {
       for (const Match& match : result->MatchesOf(q)) {
         out.append(query_ids[q]);
         out.push_back('\t');
-        out.append(std::to_string(match.id));
+        if (names.ok() && names->Has(match.id)) {
+          AppendTsvField(names->Get(match.id), &out);
+        } else {
+          out.append(std::to_string(match.id));
+        }
         out.push_back('\t');
         out.append(std::to_string(match.distance));
         out.push_back('\n');
@@ -157,7 +304,7 @@ int RunQuery(const IndexFlags& flags) {
     queries.clear();
     return Status::OK();
   };
-  Status status = ForEachFingerprint(flags.input, [&](std::string_view id, uint64_t fingerprint) {
+  Status status = ForEachFingerprint(flags.input, [&](std::string_view id, uint64_t fingerprint, LinePlace) {
     query_ids.emplace_back(id);
     queries.push_back(fingerprint);
     return queries.size() >= (1 << 16) ? flush() : Status::OK();
@@ -169,7 +316,7 @@ int RunQuery(const IndexFlags& flags) {
 int RunPairs(const IndexFlags& flags) {
   std::vector<std::string> ids;
   std::vector<uint64_t> fingerprints;
-  Status status = ForEachFingerprint(flags.input, [&](std::string_view id, uint64_t fingerprint) {
+  Status status = ForEachFingerprint(flags.input, [&](std::string_view id, uint64_t fingerprint, LinePlace) {
     ids.emplace_back(id);
     fingerprints.push_back(fingerprint);
     return Status::OK();
@@ -212,8 +359,8 @@ void AddK(CLI::App* command, IndexFlags* flags, const std::string& default_text)
 }
 
 void AddThreads(CLI::App* command, IndexFlags* flags) {
-  command->add_option("--threads", flags->threads, "Threads (0: one per core)")
-      ->check(CLI::Range(0, 1024))
+  command->add_option("--threads", flags->threads, "Threads, 1..1024 (0: one per core)")
+      ->check(ThreadsRange())
       ->capture_default_str();
 }
 
@@ -227,7 +374,10 @@ void AddIndexCommand(CLI::App* app, int* exit_code) {
   index->footer(
       "Input lines are id<TAB>fingerprint, fingerprints as 16 hex digits (as `neardup hash` "
       "writes\n"
-      "them) or unsigned decimal numbers with --decimal. Index ids are unsigned 64-bit integers.\n"
+      "them) or unsigned decimal numbers with --decimal. Ids that are all unsigned 64-bit integers are\n"
+      "stored in the index; other ids (`neardup hash a b` names lines path:line) are kept in INDEX.ids\n"
+      "beside it, and `index query` prints them. An id may appear once (a repeat is an error naming both\n"
+      "lines).\n"
       "Example:\n"
       "  neardup hash docs.txt > docs.tsv && neardup index build docs.tsv -o docs.ndx\n"
       "  neardup index query docs.ndx new.tsv");
@@ -241,7 +391,9 @@ void AddIndexCommand(CLI::App* app, int* exit_code) {
       ->add_option("--memory", flags->memory,
                    "Memory budget for the planner, e.g. 8G (default: none)")
       ->transform(SizeValidator());
-  build->add_option("--blocks", flags->blocks, "Explicit design: block sizes, e.g. 13,13,13,13,12")
+  build->add_option("--blocks", flags->blocks,
+                    "Explicit design: block sizes, e.g. 13,13,13,13,12; exact only when blocks - key blocks "
+                    ">= k (others are refused)")
       ->delimiter(',');
   build->add_option("--key-blocks", flags->key_blocks, "Explicit design: key blocks per table")
       ->needs("--blocks");

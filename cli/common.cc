@@ -156,10 +156,14 @@ Result<FingerprintOptions> ToOptions(const FingerprintFlags& flags) {
 
 namespace {
 
+// Documents without an id are named by their line: "12", or "path:12" when there are several inputs
+// (line numbers repeat across files).
 Status ReadFile(const std::string& path, const InputFlags& flags, DocumentSink* sink) {
   auto opened = LineReader::Open(path);
   if (!opened.ok()) return opened.status();
   LineReader& reader = **opened;
+  const std::string line_prefix = flags.files.size() > 1 ? path + ":" : "";
+  auto line_id = [&] { return line_prefix + std::to_string(reader.line_number()); };
   if (flags.jsonl) {
     JsonlParser parser(flags.id_field, flags.text_field);
     parser.set_replace_invalid_utf8(flags.replace_invalid_utf8);
@@ -169,9 +173,11 @@ Status ReadFile(const std::string& path, const InputFlags& flags, DocumentSink* 
       auto more = reader.ReadLine(&line, flags.max_line_bytes);
       if (!more.ok()) return more.status();
       if (!*more) break;
-      Status status = parser.Parse(line, &fields);
+      std::string_view json = line;
+      if (reader.line_number() == 1) json = StripByteOrderMark(json);
+      Status status = parser.Parse(json, &fields);
       if (status.ok()) {
-        const std::string id = fields.has_id ? fields.id : std::to_string(reader.line_number());
+        const std::string id = fields.has_id ? fields.id : line_id();
         status = sink->Begin(id);
         if (status.ok()) status = sink->Piece(fields.text);
         if (status.ok()) status = sink->End();
@@ -185,14 +191,15 @@ Status ReadFile(const std::string& path, const InputFlags& flags, DocumentSink* 
     auto more = reader.ReadLinePieces([&](std::string_view piece) {
       if (!begun) {
         begun = true;
-        NEARDUP_RETURN_IF_ERROR(sink->Begin(std::to_string(reader.line_number())));
+        NEARDUP_RETURN_IF_ERROR(sink->Begin(line_id()));
+        if (reader.line_number() == 1) piece = StripByteOrderMark(piece);
       }
       return sink->Piece(piece);
     });
     if (!more.ok()) return InputError(more.status(), path, reader.line_number());
     if (!*more) break;
     Status status;
-    if (!begun) status = sink->Begin(std::to_string(reader.line_number()));
+    if (!begun) status = sink->Begin(line_id());
     if (status.ok()) status = sink->End();
     if (!status.ok()) return InputError(status, path, reader.line_number());
   }

@@ -140,6 +140,9 @@ void AppendNumber(double value, std::string* out);
 // pipe (IsBrokenPipe) ends the process quietly by SIGPIPE instead, as Unix tools end.
 int ReportError(std::string_view command, const Status& status);
 
+// The check of every --threads option: 0 (one per core) to 1024.
+inline CLI::Range ThreadsRange() { return CLI::Range(0, 1024); }
+
 // Parses sizes like 4096, 64K, 10M, 2G (powers of 1024); CLI11 transform for size options.
 CLI::Validator SizeValidator();
 

@@ -89,8 +89,16 @@ struct DedupProgress {
 struct DedupOptions {
   // Files, folders (searched recursively, in name order) and "-" for standard input.
   std::vector<std::string> inputs;
+  // kAuto: .jsonl and .ndjson names (in any case) are JSONL, every other name plain text; a .json name
+  // is read as plain text with a warning in DedupReport::warnings.
   InputFormat format = InputFormat::kAuto;
   std::string id_field = "id";     // JSONL; dotted paths reach nested objects; no field: the line id
+  // true: a run where no JSONL document has id_field is refused (a misspelt field name); false: the
+  // documents are then named by their lines.
+  bool require_id_field = false;
+  // Ids read from id_field that repeat: false, counted in DedupReport::duplicate_ids with a warning;
+  // true, the run fails naming the id and both places. (Documents named by their lines never repeat.)
+  bool unique_ids = false;
   std::string text_field = "text";
   uint64_t max_line_bytes = uint64_t{64} << 20;  // longer lines are bad documents
 
@@ -108,10 +116,12 @@ struct DedupOptions {
   int k = 3;
 
   KeepRule keep = KeepRule::kFirst;
-  std::string priority_field;  // JSONL numeric field for KeepRule::kPriority
+  // JSONL numeric field for KeepRule::kPriority (read only for it). A run keeping by priority where no
+  // document has the field is refused.
+  std::string priority_field;
   ErrorPolicy on_error = ErrorPolicy::kFail;
   EmptyPolicy empty = EmptyPolicy::kKeep;
-  int threads = 0;  // 0: one per core
+  int threads = 0;  // 1..1024; 0: one per core
 
   // Outputs; an empty path is not written.
   std::string kept_path;      // the kept documents' input lines, byte for byte, in input order
@@ -166,6 +176,8 @@ struct DedupReport {
   // left out (kDrop: then kept + duplicates + empty_documents = documents).
   uint64_t empty_documents = 0;
   bool empty_dropped = false;
+  uint64_t duplicate_ids = 0;      // documents whose id (from the id field) an earlier document has
+  std::vector<std::string> warnings;  // things the caller should know (a .json input read as text...)
   // cluster_sizes[i] = number of clusters of size in [2^i, 2^(i+1)) (i = 1 for sizes 2..3, ...)
   std::vector<uint64_t> cluster_size_histogram;
   std::vector<StageTime> stages;
@@ -180,8 +192,9 @@ struct DedupReport {
   std::string ToJson() const;
 };
 
-// Runs the job. Errors: InvalidArgument for bad options or (ErrorPolicy::kFail) the first bad
-// document, as "path:line: message"; NotFound / IOError naming the path; Cancelled when *cancel became
+// Runs the job. Errors: InvalidArgument for bad options, (ErrorPolicy::kFail) the first bad
+// document, as "path:line: message", an empty folder, a priority field (or a required id field) no
+// document has, or (unique_ids) a repeated id; NotFound / IOError naming the path; Cancelled when *cancel became
 // true. On error no output file is created or changed.
 Result<DedupReport> RunDedup(const DedupOptions& options);
 

@@ -23,7 +23,7 @@ namespace neardup {
 // removed; the last line need not end with '\n'.
 class LineReader {
  public:
-  // Opens `path`, or standard input for "-". Files ending in .gz or .zst are decompressed.
+  // Opens `path`, or standard input for "-". Files ending in .gz or .zst (in any case) are decompressed.
   // NotFound / IOError name the path.
   static Result<std::unique_ptr<LineReader>> Open(const std::string& path);
 
@@ -62,6 +62,13 @@ inline std::string_view StripLineEnd(std::string_view line) {
   return line;
 }
 
+// The line without a UTF-8 byte order mark (EF BB BF) at its start. Readers call it on the first line
+// of each input, so that the mark some editors write becomes part of no text or id.
+inline std::string_view StripByteOrderMark(std::string_view line) {
+  if (line.starts_with("\xEF\xBB\xBF")) line.remove_prefix(3);
+  return line;
+}
+
 // "path:line: message", the form of every input error.
 Status InputError(const Status& status, std::string_view path, uint64_t line);
 
@@ -74,8 +81,8 @@ class JsonlParser {
   ~JsonlParser();
 
   struct Fields {
-    std::string id;    // the id field's value: a string as is, a number or boolean in JSON form;
-                       // empty when the line has no id field
+    std::string id;    // the id field's value: a string as is, a number as written (1.50,
+                       // -0, 123456789012345678901234567890); empty when the line has no id field
     bool has_id = false;
     std::string text;  // the text field's value, unescaped
     double number = 0;  // the number field's value
@@ -87,7 +94,8 @@ class JsonlParser {
   void set_replace_invalid_utf8(bool replace) { replace_invalid_utf8_ = replace; }
 
   // Parses one line. InvalidArgument for malformed JSON, a line that is not an object, a missing text
-  // field, or a text or id field of the wrong type; the message names the field.
+  // field, or a text or id field of the wrong type (ids are strings or numbers: true, false, null,
+  // arrays and objects are refused); the message names the field.
   Status Parse(std::string_view line, Fields* fields);
 
  private:

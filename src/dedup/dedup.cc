@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "dedup/documents.h"
+#include "dedup/duplicate_ids.h"
 #include "dedup/fingerprint_groups.h"
 #include "dedup/id_table.h"
 #include "dedup/signature_groups.h"
@@ -146,6 +147,10 @@ Status CheckOptions(const DedupOptions& options) {
   if (options.keep == KeepRule::kPriority && options.priority_field.empty()) {
     return Status::InvalidArgument("keeping by priority needs a priority field");
   }
+  if (options.threads < 0 || options.threads > 1024) {
+    return Status::InvalidArgument("threads must be between 1 and 1024 (0: one per core), got " +
+                                   std::to_string(options.threads));
+  }
   return Status::OK();
 }
 
@@ -193,6 +198,7 @@ class Job {
  private:
   Status DeclareOutputs();
   Status Fingerprint(const Fingerprinter& fingerprinter);
+  Status CheckFieldsAndIds();
   Status MatchIndexes();
   Status JoinAndCluster();
   void GroupByFingerprint();
@@ -310,6 +316,34 @@ Status Job::Fingerprint(const Fingerprinter& fingerprinter) {
                                                         threads_, &progress_.documents, &progress_.bytes,
                                                         &table_));
   AddStage("read+fingerprint", start, true);
+  return Cancelled();
+}
+
+// A field named in the options that no document has is a mistake the user should hear of; so are
+// ids that repeat (outputs name documents by id).
+Status Job::CheckFieldsAndIds() {
+  if (options_.require_id_field && table_.jsonl_documents > 0 && !options_.id_field.empty() &&
+      !table_.has_id_field()) {
+    return Status::InvalidArgument("no document has the id field '" + options_.id_field + "'");
+  }
+  if (options_.keep == KeepRule::kPriority && table_.size() > 0 && table_.documents_with_priority == 0) {
+    return Status::InvalidArgument("no document has the priority field '" + options_.priority_field +
+                                   "' (a JSONL number field)");
+  }
+  const dedup_internal::DuplicateIds duplicates = dedup_internal::FindDuplicateIds(table_);
+  report_.duplicate_ids = duplicates.count;
+  if (duplicates.count > 0) {
+    const std::string id = table_.id(duplicates.first);
+    const std::string where =
+        table_.Location(duplicates.earlier) + " and " + table_.Location(duplicates.first);
+    if (options_.unique_ids) {
+      return Status::InvalidArgument("id " + id + " appears twice: " + where);
+    }
+    report_.warnings.push_back(std::to_string(duplicates.count) +
+                               (duplicates.count == 1 ? " document has" : " documents have") +
+                               " the id of an earlier document (first: '" + id + "' at " + where +
+                               "); outputs name them alike (--unique-ids refuses them)");
+  }
   return Cancelled();
 }
 
@@ -666,11 +700,13 @@ Result<DedupReport> Job::Run() {
   auto files = dedup_internal::ExpandInputs(options_, scratch_.path() + "/stdin");
   if (!files.ok()) return files.status();
   files_ = std::move(*files);
+  report_.warnings = dedup_internal::InputWarnings(files_, options_);
   uint64_t total_bytes = 0;
   for (const auto& f : files_) total_bytes += f.size;
   progress_.set_total_bytes(total_bytes);
   NEARDUP_RETURN_IF_ERROR(outputs_.OpenAll());
   NEARDUP_RETURN_IF_ERROR(Fingerprint(**fingerprinter));
+  NEARDUP_RETURN_IF_ERROR(CheckFieldsAndIds());
   NEARDUP_RETURN_IF_ERROR(MatchIndexes());
   NEARDUP_RETURN_IF_ERROR(JoinAndCluster());
   const auto write_start = Clock::now();
@@ -763,6 +799,13 @@ std::string DedupReport::ToJson() const {
     AppendJsonString(first_errors[i], &errors);
   }
   field("first_errors", errors + "]");
+  field("duplicate_ids", std::to_string(duplicate_ids));
+  std::string warning_list = "[";
+  for (size_t i = 0; i < warnings.size(); ++i) {
+    if (i) warning_list.push_back(',');
+    AppendJsonString(warnings[i], &warning_list);
+  }
+  field("warnings", warning_list + "]");
   std::string histogram = "{";
   for (size_t i = 1; i < cluster_size_histogram.size(); ++i) {
     if (histogram.size() > 1) histogram.push_back(',');

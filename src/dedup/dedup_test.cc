@@ -607,5 +607,84 @@ TEST_F(DedupTest, ReportNamesTheFieldsThatVary) {
   EXPECT_NE(ReadFile(o.report_path).find("\"run_dependent\":[\"stages\",\"seconds\"]"), std::string::npos);
 }
 
+TEST_F(DedupTest, RepeatedIdsAreCountedOrRefused) {
+  std::string a = dir_.File("a.jsonl", "{\"id\":\"x\",\"text\":\"one two three four five\"}\n"
+                                       "{\"id\":\"y\",\"text\":\"six seven eight nine ten\"}\n");
+  std::string b = dir_.File("b.jsonl", "{\"id\":\"z\",\"text\":\"eleven twelve thirteen\"}\n"
+                                       "{\"id\":\"y\",\"text\":\"fourteen fifteen sixteen\"}\n"
+                                       "{\"id\":\"x\",\"text\":\"seventeen eighteen nineteen\"}\n"
+                                       "{\"id\":\"y\",\"text\":\"twenty twenty-one twenty-two\"}\n");
+  DedupOptions o = Options(a);
+  o.inputs = {a, b};
+  auto report = RunDedup(o);
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  EXPECT_EQ(report->duplicate_ids, 3u);
+  ASSERT_EQ(report->warnings.size(), 1u);
+  EXPECT_EQ(report->warnings[0], "3 documents have the id of an earlier document (first: 'y' at " + a + ":2 and " +
+                                     b + ":2); outputs name them alike (--unique-ids refuses them)");
+  EXPECT_NE(ReadFile(o.report_path).find("\"duplicate_ids\":3,"), std::string::npos);
+  o.unique_ids = true;
+  report = RunDedup(o);
+  ASSERT_FALSE(report.ok());
+  EXPECT_EQ(report.status().message(), "id y appears twice: " + a + ":2 and " + b + ":2");
+  // Documents named by their lines never repeat, even in several files.
+  std::string text = dir_.File("c.txt", "one two three four five\n");
+  o.inputs = {text, text};
+  report = RunDedup(o);
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  EXPECT_EQ(report->duplicate_ids, 0u);
+}
+
+TEST_F(DedupTest, FieldsNoDocumentHasAreRefused) {
+  std::string input = dir_.File("a.jsonl", "{\"id\":\"x\",\"text\":\"one two three four five\"}\n");
+  DedupOptions o = Options(input);
+  o.id_field = "url";
+  ASSERT_TRUE(RunDedup(o).ok());  // named by their lines
+  std::filesystem::remove(o.kept_path);
+  o.require_id_field = true;
+  auto report = RunDedup(o);
+  ASSERT_FALSE(report.ok());
+  EXPECT_EQ(report.status().message(), "no document has the id field 'url'");
+  EXPECT_FALSE(std::filesystem::exists(o.kept_path));
+  o = Options(input);
+  o.keep = KeepRule::kPriority;
+  o.priority_field = "score";
+  report = RunDedup(o);
+  ASSERT_FALSE(report.ok());
+  EXPECT_EQ(report.status().message(), "no document has the priority field 'score' (a JSONL number field)");
+  o.threads = 1025;
+  EXPECT_FALSE(RunDedup(o).ok());
+}
+
+TEST_F(DedupTest, InputNamesFoldersAndByteOrderMarks) {
+  // .json is plain text, with one warning; .JSONL is JSON Lines.
+  const std::string line = "{\"id\":\"x\",\"text\":\"one two three four five\"}\n";
+  std::string json = dir_.File("a.json", line + line);
+  DedupOptions o = Options(json);
+  auto report = RunDedup(o);
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  EXPECT_EQ(ReadFile(o.dups_path), "2\t1\t1.0000\n");
+  ASSERT_EQ(report->warnings.size(), 1u);
+  EXPECT_EQ(report->warnings[0].rfind(json + ": read as plain text", 0), 0u) << report->warnings[0];
+  EXPECT_NE(ReadFile(o.report_path).find("\"warnings\":[\"" + json + ": read as plain text"), std::string::npos);
+  std::string upper = dir_.File("B.JSONL", line);
+  o.inputs = {upper};
+  report = RunDedup(o);
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  EXPECT_TRUE(report->warnings.empty());
+  // A byte order mark is in no text or id, and the kept copy keeps it.
+  std::string bom = dir_.File("bom.jsonl", "\xEF\xBB\xBF" + line + "{\"id\":\"y\",\"text\":\"one two three four five\"}\n");
+  o.inputs = {bom};
+  ASSERT_TRUE(RunDedup(o).ok());
+  EXPECT_EQ(ReadFile(o.dups_path), "y\tx\t1.0000\n");
+  EXPECT_EQ(ReadFile(o.kept_path), "\xEF\xBB\xBF" + line);
+  // An empty folder is refused.
+  std::filesystem::create_directories(dir_.Path("empty"));
+  o.inputs = {dir_.Path("empty")};
+  report = RunDedup(o);
+  ASSERT_FALSE(report.ok());
+  EXPECT_EQ(report.status().message(), dir_.Path("empty") + ": the folder holds no files");
+}
+
 }  // namespace
 }  // namespace neardup

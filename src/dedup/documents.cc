@@ -32,6 +32,7 @@ struct Result1 {
   double priority = 0;
   bool has_id = false;
   bool empty = false;  // no features
+  bool has_priority = false;
   std::string id;     // the id field's value
   std::string error;  // non-empty: a bad document
 };
@@ -134,7 +135,9 @@ void ReadAll(const std::vector<InputFile>& files, uint64_t max_line_bytes, std::
   for (uint32_t f = 0; f < files.size(); ++f) {
     auto reader = LineReader::Open(files[f].read_path);
     if (!reader.ok()) {
-      pipeline->FinishReading(reader.status().WithContext(files[f].name));
+      // The reader's message names the path it read; a spooled input is named as the user gave it.
+      const bool spooled = files[f].read_path != files[f].name;
+      pipeline->FinishReading(spooled ? reader.status().WithContext(files[f].name) : reader.status());
       return;
     }
     while (true) {
@@ -154,6 +157,7 @@ void ReadAll(const std::vector<InputFile>& files, uint64_t max_line_bytes, std::
         line = StripLineEnd(raw);
         position += raw.size();
         bytes_read->store(position, std::memory_order_relaxed);
+        if ((*reader)->line_number() == 1) line = StripByteOrderMark(line);
       }
       batch->lines.push_back({f, (*reader)->line_number(), batch->text.size(), line.size(), error});
       batch->text.append(line);
@@ -202,6 +206,7 @@ void Work(const std::vector<InputFile>& files, const DedupOptions& options,
         r.has_id = fields.has_id;
         if (r.has_id) r.id = fields.id;
         r.priority = fields.has_number ? fields.number : -1e308;
+        r.has_priority = fields.has_number;
       }
       builder->Reset();
       Status status = builder->Update(text);
@@ -266,17 +271,38 @@ uint64_t DocumentTable::LineOrdinal(size_t d) const {
   }
 }
 
+std::pair<size_t, uint64_t> DocumentTable::FileAndLine(size_t d) const {
+  const uint64_t ordinal = LineOrdinal(d);
+  const auto file = static_cast<size_t>(
+      std::upper_bound(file_starts.begin(), file_starts.end(), ordinal) - file_starts.begin() - 1);
+  return {file, ordinal - file_starts[file] + 1};
+}
+
 std::string DocumentTable::id(size_t d) const {
   if (!id_lengths_.empty() && !named_by_line_[d]) {
     uint64_t begin = id_run_starts_[d / kIdRun];
     for (size_t i = d / kIdRun * kIdRun; i < d; ++i) begin += id_lengths_[i];
     return id_bytes_.substr(begin, id_lengths_[d]);
   }
-  const uint64_t ordinal = LineOrdinal(d);
-  const auto file = static_cast<size_t>(
-      std::upper_bound(file_starts.begin(), file_starts.end(), ordinal) - file_starts.begin() - 1);
-  const std::string line = std::to_string(ordinal - file_starts[file] + 1);
-  return file_names.size() > 1 ? file_names[file] + ":" + line : line;
+  const auto [file, line] = FileAndLine(d);
+  return file_names.size() > 1 ? file_names[file] + ":" + std::to_string(line) : std::to_string(line);
+}
+
+void DocumentTable::ForEachId(const std::function<void(size_t, std::string_view)>& on_id) const {
+  uint64_t begin = 0;
+  for (size_t d = 0; d < size(); ++d) {
+    if (id_lengths_.empty() || named_by_line_[d]) {
+      on_id(d, id(d));
+    } else {
+      on_id(d, std::string_view(id_bytes_).substr(begin, id_lengths_[d]));
+    }
+    if (!id_lengths_.empty()) begin += id_lengths_[d];
+  }
+}
+
+std::string DocumentTable::Location(size_t d) const {
+  const auto [file, line] = FileAndLine(d);
+  return file_names[file] + ":" + std::to_string(line);
 }
 
 Status ReadDocuments(const std::vector<InputFile>& files, const DedupOptions& options,
@@ -356,6 +382,8 @@ Status ReadDocuments(const std::vector<InputFile>& files, const DedupOptions& op
       }
       if (want_lengths) table->lengths.push_back(r.length);
       if (want_priorities) table->priorities.push_back(r.priority);
+      if (r.has_priority) ++table->documents_with_priority;
+      if (files[line.file].jsonl) ++table->jsonl_documents;
       table->AddId(r.has_id ? &r.id : nullptr);
     }
     documents_done->store(table->documents, std::memory_order_relaxed);

@@ -7,6 +7,7 @@
 #include <functional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "neardup/dedup.h"
@@ -28,6 +29,9 @@ struct InputFile {
 // InvalidArgument for an input that is neither a file nor a folder, or "-" given twice.
 Result<std::vector<InputFile>> ExpandInputs(const DedupOptions& options, const std::string& spool_path);
 
+// Warnings about how the inputs will be read (a .json name read as plain text), for the report.
+std::vector<std::string> InputWarnings(const std::vector<InputFile>& files, const DedupOptions& options);
+
 // What pass 1 keeps per document: its fingerprint, id and what the keep rule needs. Never the text.
 // Documents without an id field are named by their line ("12", or "path:12" with several inputs),
 // computed when asked, so plain-text inputs store no ids at all.
@@ -47,6 +51,11 @@ struct DocumentTable {
   std::vector<std::string> first_errors;
 
   size_t documents = 0;              // documents read (bad ones skipped)
+  size_t jsonl_documents = 0;        // of them, from JSONL inputs
+  size_t documents_with_priority = 0;  // of them, with the priority field
+
+  // Whether some document has an id field (else every document is named by its line).
+  bool has_id_field() const { return !id_lengths_.empty(); }
 
   size_t size() const { return documents; }
 
@@ -57,9 +66,14 @@ struct DocumentTable {
 
   // The id of document d.
   std::string id(size_t d) const;
+  // Calls on_id(d, id) for every document in order (faster than id(d) for each).
+  void ForEachId(const std::function<void(size_t, std::string_view)>& on_id) const;
+  // Where document d is: "path:line".
+  std::string Location(size_t d) const;
 
  private:
   uint64_t LineOrdinal(size_t d) const;
+  std::pair<size_t, uint64_t> FileAndLine(size_t d) const;  // index into file_names, 1-based line
 
   // Only once a document has an id field: ids of all documents (empty for line-named ones),
   // concatenated; each id's length (4 bytes), and where every run of kIdRun ids starts (8 bytes per

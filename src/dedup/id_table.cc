@@ -9,7 +9,7 @@
 #include "neardup/format.h"
 #include "neardup/input.h"
 
-namespace neardup::dedup_internal {
+namespace neardup {
 namespace {
 
 std::string Hex(uint64_t v) {
@@ -83,4 +83,4 @@ Result<IdTable> IdTable::Load(const std::string& path) {
   return table;
 }
 
-}  // namespace neardup::dedup_internal
+}  // namespace neardup

@@ -1,3 +1,5 @@
+#include <unistd.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
@@ -12,16 +14,22 @@ namespace {
 
 namespace fs = std::filesystem;
 
-bool LooksLikeJsonl(std::string name) {
+// The file name's extension before any .gz / .zst, in lower case ("jsonl" for "A.JSONL.GZ").
+std::string Extension(const std::string& path) {
+  std::string name = fs::path(path).filename().string();
+  std::transform(name.begin(), name.end(), name.begin(),
+                 [](char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; });
   for (const char* suffix : {".gz", ".zst"}) {
     const size_t n = std::strlen(suffix);
     if (name.size() > n && name.compare(name.size() - n, n, suffix) == 0) name.resize(name.size() - n);
   }
-  for (const char* suffix : {".jsonl", ".ndjson"}) {
-    const size_t n = std::strlen(suffix);
-    if (name.size() > n && name.compare(name.size() - n, n, suffix) == 0) return true;
-  }
-  return false;
+  const size_t dot = name.rfind('.');
+  return dot == std::string::npos || dot == 0 ? std::string() : name.substr(dot + 1);
+}
+
+bool LooksLikeJsonl(const std::string& name) {
+  const std::string extension = Extension(name);
+  return extension == "jsonl" || extension == "ndjson";
 }
 
 // Copies a stream that cannot be read twice (standard input, a pipe) to a file that can.
@@ -79,6 +87,14 @@ Result<std::vector<InputFile>> ExpandInputs(const DedupOptions& options, const s
         if (it->is_regular_file(error)) found.push_back(it->path().string());
       }
       if (error) return Status::IOError(input + ": cannot list: " + error.message());
+      if (found.empty()) {
+        // An empty or unreadable folder is a mistake (a wrong path, missing permissions), not an
+        // empty corpus.
+        if (::access(input.c_str(), R_OK | X_OK) != 0) {
+          return Status::IOError(input + ": cannot list: " + std::strerror(errno));
+        }
+        return Status::InvalidArgument(input + ": the folder holds no files");
+      }
       std::sort(found.begin(), found.end());
       for (auto& path : found) {
         const uint64_t size = fs::file_size(path, error);
@@ -100,6 +116,22 @@ Result<std::vector<InputFile>> ExpandInputs(const DedupOptions& options, const s
     }
   }
   return files;
+}
+
+std::vector<std::string> InputWarnings(const std::vector<InputFile>& files, const DedupOptions& options) {
+  std::vector<std::string> warnings;
+  if (options.format != InputFormat::kAuto) return warnings;
+  std::vector<const InputFile*> json;
+  for (const auto& file : files) {
+    if (!file.jsonl && Extension(file.name) == "json") json.push_back(&file);
+  }
+  if (!json.empty()) {
+    std::string names = json[0]->name;
+    if (json.size() > 1) names += " and " + std::to_string(json.size() - 1) + " more .json files";
+    warnings.push_back(names + ": read as plain text, one document per line (only .jsonl and .ndjson names "
+                       "are taken for JSON Lines; --format jsonl reads them as JSON Lines)");
+  }
+  return warnings;
 }
 
 }  // namespace neardup::dedup_internal

@@ -226,5 +226,55 @@ TEST(JsonlParserTest, BadLinesNameTheProblem) {
   }
 }
 
+TEST(JsonlParserTest, NumericIdsKeepTheirText) {
+  JsonlParser parser("meta.id", "text", "score");
+  JsonlParser::Fields f;
+  for (const char* id : {"123456789012345678901234567890", "-123456789012345678901234567890", "1.50", "-0",
+                         "-12", "1E5", "0", "18446744073709551615", "2.5e-3"}) {
+    const std::string line = std::string(R"({"text":"x","meta":{"id":)") + id + R"( },"score":3})";
+    Status status = parser.Parse(line, &f);
+    ASSERT_TRUE(status.ok()) << line << ": " << status.ToString();
+    EXPECT_TRUE(f.has_id);
+    EXPECT_EQ(f.id, id);
+    EXPECT_EQ(f.number, 3);
+  }
+  // A big integer elsewhere in the line does not make it malformed; a big priority is read as a double.
+  ASSERT_TRUE(parser.Parse(R"({"text":"a \"1234567890123456789012\" b","meta":{"id":"s"},"score":123456789012345678901234567890})", &f).ok());
+  EXPECT_EQ(f.id, "s");
+  EXPECT_EQ(f.text, "a \"1234567890123456789012\" b");
+  EXPECT_DOUBLE_EQ(f.number, 1.2345678901234568e29);
+  // A key written with escapes is found too.
+  ASSERT_TRUE(parser.Parse(R"({"text":"x","meta":{"i\u0064":1.50}})", &f).ok());
+  EXPECT_TRUE(f.has_id);
+  // Still malformed: a big integer does not hide other damage.
+  EXPECT_FALSE(parser.Parse(R"({"text":"x","meta":{"id":123456789012345678901234567890},)", &f).ok());
+  EXPECT_FALSE(parser.Parse(R"({"text":"x","meta":{"id":123456789012345678901234567890}} x)", &f).ok());
+}
+
+TEST(JsonlParserTest, BooleanAndNullIdsAreRefused) {
+  JsonlParser parser("id", "text");
+  JsonlParser::Fields f;
+  for (const auto& [value, kind] : {std::pair{"true", "a boolean"}, std::pair{"false", "a boolean"},
+                                    std::pair{"null", "null"}, std::pair{"{}", "an object"}}) {
+    Status status = parser.Parse(std::string(R"({"text":"x","id":)") + value + "}", &f);
+    ASSERT_FALSE(status.ok()) << value;
+    EXPECT_EQ(status.message(), std::string("id field 'id' is ") + kind + ", expected a string or number");
+  }
+}
+
+TEST(LineReaderTest, ByteOrderMarkAndUpperCaseExtensions) {
+  EXPECT_EQ(StripByteOrderMark("\xEF\xBB\xBF" "abc"), "abc");
+  EXPECT_EQ(StripByteOrderMark("abc"), "abc");
+  EXPECT_EQ(StripByteOrderMark("\xEF\xBB"), "\xEF\xBB");
+  testing::TempDir dir;
+  const std::string path = dir.File("LINES.TXT", "first\nsecond\n");
+  ASSERT_EQ(std::system(("gzip -S .GZ " + path).c_str()), 0);
+  auto reader = LineReader::Open(path + ".GZ");
+  ASSERT_TRUE(reader.ok()) << reader.status().ToString();
+  std::string line;
+  ASSERT_TRUE(*(*reader)->ReadLine(&line, 100));
+  EXPECT_EQ(line, "first");
+}
+
 }  // namespace
 }  // namespace neardup

@@ -15,8 +15,15 @@ namespace {
 
 constexpr size_t kBufferBytes = 1 << 20;
 
+// Whether s ends with the lower-case suffix, in any case (".GZ" too).
 bool EndsWith(std::string_view s, std::string_view suffix) {
-  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
+  if (s.size() < suffix.size()) return false;
+  s = s.substr(s.size() - suffix.size());
+  for (size_t i = 0; i < s.size(); ++i) {
+    const char c = s[i] >= 'A' && s[i] <= 'Z' ? static_cast<char>(s[i] - 'A' + 'a') : s[i];
+    if (c != suffix[i]) return false;
+  }
+  return true;
 }
 
 // A stream of bytes: a file descriptor, possibly decompressed.
