@@ -2,8 +2,8 @@
 // estimate reaches the threshold, including pairs that share one band only: RunDedup's pairs output
 // is compared with a brute force over all document pairs, computed with the public Sketcher. Under
 // the default design (20 bands of 6 rows) a pair at the threshold shares about five bands, and one
-// sharing a single given band turns up about once in 50,000 edited copies; four bands of three rows
-// make such pairs common, so that losing any one band loses a pair.
+// sharing a single given band turns up once in tens of thousands of edited copies; four bands of
+// three rows make such pairs common, so that losing any one band loses a pair.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -77,12 +77,13 @@ class Sketches {
 
 // `words` with `changes` of them replaced by words of another vocabulary.
 std::string Edited(std::vector<std::string> words, size_t changes, std::mt19937_64& rng) {
-  for (size_t c = 0; c < changes; ++c) words[rng() % words.size()] = "edit" + std::to_string(rng() % 100000);
+  for (size_t c = 0; c < changes; ++c)
+    words[rng() % words.size()] = "edit" + std::to_string(rng() % 100000);
   return testing::Join(words);
 }
 
 // RunDedup's pairs under `options` (its sketch and threshold) against the brute force, on edited
-// copies of random texts and, when one_band_pairs, a pair sharing only the first band, one sharing
+// copies of random texts and, with_one_band_pairs, a pair sharing only the first band, one sharing
 // only the last and one sharing only a middle band: a join that loses one band loses a pair.
 void ExpectEveryPair(DedupOptions options, bool with_one_band_pairs) {
   Sketches sketches(options);
@@ -160,8 +161,10 @@ void ExpectEveryPair(DedupOptions options, bool with_one_band_pairs) {
     if (std::stoul(a.substr(1)) > std::stoul(b.substr(1))) std::swap(a, b);
     EXPECT_TRUE(got.insert({a, b}).second) << "pair listed twice: " << line;
   }
-  for (const auto& [a, b] : want) EXPECT_TRUE(got.count({a, b})) << "pair missing: " << a << " " << b;
-  for (const auto& [a, b] : got) EXPECT_TRUE(want.count({a, b})) << "pair not in the brute force: " << a << " " << b;
+  for (const auto& [a, b] : want)
+    EXPECT_TRUE(got.count({a, b})) << "pair missing: " << a << " " << b;
+  for (const auto& [a, b] : got)
+    EXPECT_TRUE(want.count({a, b})) << "pair not in the brute force: " << a << " " << b;
   EXPECT_EQ(report->pairs, want.size());
 }
 

@@ -1,15 +1,15 @@
 // The known-answer vectors are written by the code they guard (`make kat`), so here every vector of
 // data/fingerprint_vectors.tsv is recomputed by a plain reference of doc/fingerprint.md: UTF-8
 // replacement and NFKC_Casefold straight from ICU, the Traditional-to-Simplified table applied code
-// point by code point, the tokeniser's classes from ICU's properties, the features of each mode, XXH3
-// from libxxhash, and the fold of section 5 written out. Only the jieba-compatible segmenter, the
-// keyword extractor and the IDF table come from the library: they have their own jieba oracles.
+// point by code point, the tokeniser's classes from ICU's properties, the features of each mode,
+// XXH3 from libxxhash, and the fold of section 5 written out. Only the jieba-compatible segmenter,
+// the keyword extractor and the IDF table come from the library: they have their own jieba oracles.
 #include <gtest/gtest.h>
 #include <unicode/normalizer2.h>
 #include <unicode/uchar.h>
+#include <unicode/unistr.h>
 #include <unicode/uscript.h>
 #include <unicode/ustring.h>
-#include <unicode/unistr.h>
 #include <xxhash.h>
 
 #include <algorithm>
@@ -57,22 +57,24 @@ std::string Utf8(const std::u32string& code_points) {
 
 std::u32string CodePoints(const icu::UnicodeString& text) {
   std::u32string out;
-  for (int32_t i = 0; i < text.length(); i = text.moveIndex32(i, 1)) out.push_back(static_cast<char32_t>(text.char32At(i)));
+  for (int32_t i = 0; i < text.length(); i = text.moveIndex32(i, 1))
+    out.push_back(static_cast<char32_t>(text.char32At(i)));
   return out;
 }
 
 // Section 1 and 2: ICU replaces each maximal subpart of an ill-formed sequence by one U+FFFD; then
 // NFKC_Casefold (unless off) and the folding table (when given), one code point at a time.
-std::u32string Normalised(const std::string& bytes, bool normalize, const CharacterFolding* folding) {
+std::u32string Normalised(const std::string& bytes, bool normalize,
+                          const CharacterFolding* folding) {
   UErrorCode error = U_ZERO_ERROR;
   int32_t length = 0;
   int32_t substitutions = 0;
-  u_strFromUTF8WithSub(nullptr, 0, &length, bytes.data(), static_cast<int32_t>(bytes.size()), 0xFFFD,
-                       &substitutions, &error);
+  u_strFromUTF8WithSub(nullptr, 0, &length, bytes.data(), static_cast<int32_t>(bytes.size()),
+                       0xFFFD, &substitutions, &error);
   std::u16string utf16(static_cast<size_t>(length), u'\0');
   error = U_ZERO_ERROR;
-  u_strFromUTF8WithSub(utf16.data(), length, &length, bytes.data(), static_cast<int32_t>(bytes.size()),
-                       0xFFFD, &substitutions, &error);
+  u_strFromUTF8WithSub(utf16.data(), length, &length, bytes.data(),
+                       static_cast<int32_t>(bytes.size()), 0xFFFD, &substitutions, &error);
   EXPECT_TRUE(U_SUCCESS(error));
   icu::UnicodeString text(utf16.data(), length);
   if (normalize) {
@@ -274,8 +276,8 @@ std::map<int, std::string> LoadTexts() {
   return texts;
 }
 
-// Every vector, the keyword, Chinese-word (terms, word shingles) and Traditional-folding modes among
-// them, equals the reference's fingerprint.
+// Every vector, the keyword, Chinese-word (terms, word shingles) and Traditional-folding modes
+// among them, equals the reference's fingerprint.
 TEST(KnownAnswerReference, EveryFingerprintVectorFollowsTheSpecification) {
   const auto texts = LoadTexts();
   std::ifstream in(std::string(NEARDUP_SOURCE_DIR) + "/tests/data/fingerprint_vectors.tsv");
@@ -296,7 +298,8 @@ TEST(KnownAnswerReference, EveryFingerprintVectorFollowsTheSpecification) {
     EXPECT_EQ(reference.Fingerprint(texts.at(number), *options), expected)
         << "mode " << spec << ", text line " << number;
     ++checked[spec];
-    nonzero_chinese += expected != 0 && texts.at(number).find("\xe7\x9a\x84") != std::string::npos;  // 的
+    nonzero_chinese +=
+        expected != 0 && texts.at(number).find("\xe7\x9a\x84") != std::string::npos;  // 的
   }
   for (const std::string& spec : testing::KnownAnswerModes()) {
     EXPECT_EQ(checked[spec], texts.size()) << "mode " << spec;

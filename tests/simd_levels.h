@@ -62,12 +62,14 @@ inline std::vector<SimdLevel> SimdLevelsToTest() {
     const bool lowered = requested && *requested < level;
     skipped += ' ';
     skipped += SimdLevelName(level);
-    skipped += cpu_has ? (lowered ? " (NEARDUP_SIMD lowers it)" : " (the CPU has it)") : " (the CPU lacks it)";
+    skipped += cpu_has ? (lowered ? " (NEARDUP_SIMD lowers it)" : " (the CPU has it)")
+                       : " (the CPU lacks it)";
     EXPECT_FALSE(cpu_has && !lowered)
         << "/proc/cpuinfo shows " << SimdLevelName(level) << " but DetectedSimdLevel() is "
         << SimdLevelName(detected) << ": the accelerated kernels would go untested";
   }
-  std::printf("SIMD levels run:%s; skipped:%s\n", ran.c_str(), skipped.empty() ? " none" : skipped.c_str());
+  std::printf("SIMD levels run:%s; skipped:%s\n", ran.c_str(),
+              skipped.empty() ? " none" : skipped.c_str());
   return levels;
 }
 

@@ -124,7 +124,9 @@ TEST(Viterbi, BreaksTiesOfEveryStateTowardsTheLargerLetterAsJiebaDoes) {
   for (const TieCase& tie : cases) {
     const HmmModel model = TieModel(tie.emissions);
     std::vector<CharCode> codes;
-    for (size_t t = 0; t < tie.emissions.size(); ++t) codes.push_back(static_cast<CharCode>(kFirstHanCode + t));
+    for (size_t t = 0; t < tie.emissions.size(); ++t) {
+      codes.push_back(static_cast<CharCode>(kFirstHanCode + t));
+    }
     Viterbi(model, codes, &states, &scratch);
     EXPECT_EQ(states, tie.jieba_path) << "tie at " << tie.name;
   }

@@ -49,12 +49,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string cleaned = neardup::ReplaceInvalidUtf8(text, &replaced);
   if (neardup::FindInvalidUtf8(cleaned) != cleaned.size()) std::abort();
   if (valid != (replaced == 0) || (valid && cleaned != text)) std::abort();
-  if (whole.ok() && whole->replaced_utf8 != (options.invalid_utf8 == neardup::InvalidUtf8::kReplace ? replaced : 0)) {
-    std::abort();
-  }
+  const bool replacing = options.invalid_utf8 == neardup::InvalidUtf8::kReplace;
+  if (whole.ok() && whole->replaced_utf8 != (replacing ? replaced : 0)) std::abort();
   if (options.invalid_utf8 == neardup::InvalidUtf8::kReject && whole.ok() != valid) std::abort();
   // No size limit is set: with replacement every document has a fingerprint.
-  if (options.invalid_utf8 == neardup::InvalidUtf8::kReplace && !whole.ok()) std::abort();
+  if (replacing && !whole.ok()) std::abort();
   auto normalized = neardup::NormalizeText(text);
   if (normalized.ok() != valid) std::abort();
   if (normalized.ok()) {
