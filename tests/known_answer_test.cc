@@ -8,6 +8,7 @@
 
 #include "kat_modes.h"
 #include "neardup/cpu.h"
+#include "simd_levels.h"
 
 namespace neardup {
 namespace {
@@ -45,8 +46,7 @@ TEST(KnownAnswerTest, EveryVectorOnEverySimdLevel) {
     for (const auto& v : vectors) count += std::get<0>(v) == spec;
     EXPECT_EQ(count, texts.size()) << "mode " << spec << " lacks vectors: regenerate them";
   }
-  for (SimdLevel level : {SimdLevel::kPortable, SimdLevel::kAvx2, SimdLevel::kAvx512}) {
-    if (level > DetectedSimdLevel()) continue;
+  for (SimdLevel level : testing::SimdLevelsToTest()) {
     SetSimdLevel(level);
     for (const auto& [spec, number, expected] : vectors) {
       auto& f = fingerprinters[spec];
@@ -82,8 +82,7 @@ TEST(KnownAnswerTest, EverySketchVector) {
     if (!line.empty() && line[0] != '#') lines.push_back(line);
   }
   EXPECT_EQ(lines.size(), texts.size());
-  for (SimdLevel level : {SimdLevel::kPortable, SimdLevel::kAvx2, SimdLevel::kAvx512}) {
-    if (level > DetectedSimdLevel()) continue;
+  for (SimdLevel level : testing::SimdLevelsToTest()) {
     SetSimdLevel(level);
     for (const std::string& line : lines) {
       const int number = std::stoi(line.substr(0, line.find('\t')));

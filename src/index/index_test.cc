@@ -10,6 +10,7 @@
 #include "index/index_testutil.h"
 #include "index/layout.h"
 #include "neardup/cpu.h"
+#include "simd_levels.h"
 
 namespace neardup {
 namespace {
@@ -194,7 +195,7 @@ TEST(PermutedTableIndexTest, EverySimdLevelGivesTheSameResults) {
   auto index = BuildPermutedTableIndex(ids, codes, options);
   ASSERT_TRUE(index.ok());
   const std::vector<bool> live(codes.size(), true);
-  for (SimdLevel level : {SimdLevel::kPortable, SimdLevel::kAvx2, SimdLevel::kAvx512}) {
+  for (SimdLevel level : testing::SimdLevelsToTest()) {
     SetSimdLevel(level);
     ExpectExact(**index, ids, codes, live, queries, 3, std::string(SimdLevelName(level)));
   }

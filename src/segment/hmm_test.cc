@@ -85,6 +85,53 @@ TEST(Viterbi, BreaksTiesTowardsTheLargerLetter) {
   EXPECT_EQ(states, (std::vector<uint8_t>{kS, kS, kS}));
 }
 
+// A model with every start and transition probability 0 and emissions[t] giving, for the t-th code,
+// the states that emit it with log probability 0; every other emission is -100. A path through
+// emitting states only scores 0, so two predecessors that both lie on such paths tie exactly.
+struct TieCase {
+  const char* name;
+  std::vector<std::vector<int>> emissions;
+  std::vector<uint8_t> jieba_path;
+};
+
+HmmModel TieModel(const std::vector<std::vector<int>>& emissions) {
+  HmmModel model;
+  model.start = {0, 0, 0, 0};
+  for (auto& row : model.trans) row.fill(0.0);
+  model.emit.assign(static_cast<size_t>(kHanCount) * 4, -100.0);
+  for (size_t t = 0; t < emissions.size(); ++t) {
+    for (int s : emissions[t]) model.emit[t * 4 + static_cast<size_t>(s)] = 0.0;
+  }
+  return model;
+}
+
+// Each case has one tie that decides the path, at the state named. jieba's viterbi computes
+// max((V[t-1][y0] + trans + emit, y0) for y0 in PrevStatus[y]), so equal probabilities go to the
+// larger letter (S over E, M over B); the path is then read back from the final E or S.
+//  B: codes emitted by {E,S}, {B}, {E}. B at 1 ties between E and S at 0 (both 0): S wins, S B E
+//     (the other break gives E B E).
+//  M: {B,E,S}, {B,M}, {M}, {E}. M at 1 comes from B (M at 0 scores -100); M at 2 ties between M and
+//     B at 1 (both 0): M wins, B M M E (the other break gives S B M E, B at 1 going to S).
+//  E: {B,E,S}, {B,M}, {E}. E at 2 ties between B and M at 1: M wins, B M E (the other: S B E).
+TEST(Viterbi, BreaksTiesOfEveryStateTowardsTheLargerLetterAsJiebaDoes) {
+  const std::vector<TieCase> cases = {
+      {"B", {{kE, kS}, {kB}, {kE}}, {kS, kB, kE}},
+      {"M", {{kB, kE, kS}, {kB, kM}, {kM}, {kE}}, {kB, kM, kM, kE}},
+      {"E", {{kB, kE, kS}, {kB, kM}, {kE}}, {kB, kM, kE}},
+  };
+  std::vector<uint8_t> states;
+  std::vector<std::array<uint8_t, 4>> scratch;
+  for (const TieCase& tie : cases) {
+    const HmmModel model = TieModel(tie.emissions);
+    std::vector<CharCode> codes;
+    for (size_t t = 0; t < tie.emissions.size(); ++t) {
+      codes.push_back(static_cast<CharCode>(kFirstHanCode + t));
+    }
+    Viterbi(model, codes, &states, &scratch);
+    EXPECT_EQ(states, tie.jieba_path) << "tie at " << tie.name;
+  }
+}
+
 TEST(HmmModel, LoadsJiebaFormatAndReportsBadFiles) {
   testing::TempFiles files;
   const std::string dir = testing::WriteSmallHmm(files, "{'B': {'\\u4e00': -3.5},\n 'E': {},\n 'M': {},\n 'S': {'\\u4e00': -1.25, '\\u2236': -2.0}}");

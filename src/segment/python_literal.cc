@@ -81,7 +81,7 @@ class LiteralParser {
       ++pos_;
       auto value = ParseValue(depth + 1);
       if (!value.ok()) return value;
-      dict.items.emplace_back(std::move(key), std::move(*value));
+      dict.items.push_back({std::move(key), std::move(*value)});
       SkipSpace();
       if (pos_ < source_.size() && source_[pos_] == ',') {
         ++pos_;

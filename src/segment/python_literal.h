@@ -12,12 +12,21 @@
 
 namespace neardup::segment_internal {
 
+struct PythonItem;
+
 struct PythonValue {
   enum Kind { kNumber, kString, kDict } kind = kNumber;
   double number = 0;
   std::u32string string;
-  std::vector<std::pair<std::u32string, PythonValue>> items;  // kDict, in file order
-  int line = 0;                                               // where the value starts
+  // kDict, in file order. (A struct, not std::pair: clang with libstdc++ rejects a pair of this
+  // still incomplete type as a member.)
+  std::vector<PythonItem> items;
+  int line = 0;  // where the value starts
+};
+
+struct PythonItem {
+  std::u32string key;
+  PythonValue value;
 };
 
 // Parses Python literal source: dicts, str keys and values ('...' or "..." with \\u, \\U, \\x escapes),

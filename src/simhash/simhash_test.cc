@@ -9,6 +9,7 @@
 #include "neardup/simhash.h"
 #include "simhash/kernels.h"
 #include "testutil.h"
+#include "simd_levels.h"
 
 namespace neardup {
 namespace {
@@ -288,6 +289,7 @@ TEST(ExplainTest, NamesTheDifference) {
 TEST(KernelTest, AllLevelsFoldIdentically) {
   std::mt19937_64 rng(15);
   const SimdLevel detected = DetectedSimdLevel();
+  const std::vector<SimdLevel> levels = testing::SimdLevelsToTest();
   for (size_t n : {0, 1, 7, 64, 254, 255, 256, 600, 2000}) {
     std::vector<uint64_t> hashes(n);
     std::vector<double> weights(n);
@@ -300,8 +302,8 @@ TEST(KernelTest, AllLevelsFoldIdentically) {
     double sums_ref[64] = {};
     simhash_internal::FoldUnit(hashes.data(), n, ones_ref);
     simhash_internal::FoldWeighted(hashes.data(), weights.data(), n, sums_ref);
-    for (SimdLevel level : {SimdLevel::kAvx2, SimdLevel::kAvx512}) {
-      if (level > detected) continue;
+    for (SimdLevel level : levels) {
+      if (level == SimdLevel::kPortable) continue;
       SetSimdLevel(level);
       uint64_t ones[64] = {};
       double sums[64] = {};

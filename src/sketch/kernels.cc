@@ -87,9 +87,11 @@ constexpr auto kNearest = [] {
 }();
 
 // GCC 12 reports its own AVX-512 intrinsics' internal undefined values as maybe-uninitialized
-// (GCC bug 105593): silenced for this function only.
+// (GCC bug 105593): silenced for this function only. Clang has no such warning and rejects the name.
 #pragma GCC diagnostic push
+#if !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 // Densify and remix 8 bins per step from the top: every lane takes m_j + j of its nearest non-empty
 // lane above it in one two-source permutation (indices from a table by the mask of non-empty lanes),
 // or the carry from the vector above (the wrap value for the top vector).

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "neardup/cpu.h"
+#include "simd_levels.h"
 
 #include "sketch/sketch_testutil.h"
 #include "testutil.h"
@@ -162,8 +163,7 @@ double ReferenceEstimate(const std::vector<uint64_t>& a, const Computed& ra, con
 }
 
 TEST(SketchTest, MatchesTheDefinition) {
-  for (SimdLevel level : {SimdLevel::kPortable, SimdLevel::kAvx2, SimdLevel::kAvx512}) {
-    if (level > DetectedSimdLevel()) continue;
+  for (SimdLevel level : testing::SimdLevelsToTest()) {
     SetSimdLevel(level);
     std::mt19937_64 rng(9);
     for (SketchOptions o : {SketchOptions{}, SketchOptions{64, 8, 8, 2}, SketchOptions{512, 2, 12, 5},

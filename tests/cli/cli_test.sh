@@ -36,6 +36,20 @@ expect() {
 expect_same() {
   if [[ "$(cat "$2")" == "$3" ]]; then ok; else fail "$1" "$(basename "$2") is not '$3'"; fi
 }
+# expect_output NAME STDOUT STDERR: standard output and standard error are exactly these (the last
+# newline aside).
+expect_output() {
+  expect_same "$1 stdout" "$T/out" "$2"
+  expect_same "$1 stderr" "$T/err" "$3"
+}
+# The usage-error lines CLI11 prints after its message.
+usage() { printf '%s\nRun with --help for more information.' "$1"; }
+# hash of a document with a single feature of weight 1: the fingerprint is the feature's XXH3_64bits
+# (doc/fingerprint.md section 5), here computed by libxxhash once: x, ok, "ok line", "ab cd".
+XXH3_X=eaf06c6480b2cd11
+XXH3_OK=38af4cfed25a8222
+XXH3_OK_LINE=a9fd12ec92832843
+XXH3_AB_CD=c6324c24fd9ec01b
 vector() {  # vector MODE LINE: the known-answer fingerprint of kat_texts.txt line LINE in MODE
   awk -F'\t' -v m="$1" -v l="$2" '$1 == m && $2 == l { print $3 }' "$ROOT/tests/data/fingerprint_vectors.tsv"
 }
@@ -48,10 +62,11 @@ if run hash-plain 0 "$T/plain.txt" -- "$ND" hash; then
   expect_same hash-plain "$T/out" "$(printf '1\t%s\n2\t%s\n3\t0000000000000000' "$(vector shingles:word:3 2)" "$(vector shingles:word:3 3)")"
 fi
 if run hash-terms 0 "$T/plain.txt" -- "$ND" hash --mode terms; then
-  expect hash-terms "$T/out" "$(printf '1\t%s' "$(vector terms 2)")"
+  expect_output hash-terms "$(printf '1\t%s\n2\t%s\n3\t0000000000000000' "$(vector terms 2)" "$(vector terms 3)")" ""
 fi
 if run hash-char 0 "$T/plain.txt" -- "$ND" hash --shingle-unit char -n 5; then
-  expect hash-char "$T/out" "$(printf '2\t%s' "$(vector shingles:char:5 3)")"
+  expect_output hash-char "$(printf '1\t%s\n2\t%s\n3\t0000000000000000' "$(vector shingles:char:5 2)" \
+    "$(vector shingles:char:5 3)")" ""
 fi
 if run hash-files 0 "$T/empty" -- "$ND" hash "$T/plain.txt" "$T/plain.txt"; then
   # Several inputs: lines are named path:line, as line numbers repeat across files.
@@ -60,36 +75,43 @@ if run hash-files 0 "$T/empty" -- "$ND" hash "$T/plain.txt" "$T/plain.txt"; then
 fi
 gzip -c "$T/plain.txt" >"$T/plain.txt.gz"
 if run hash-gzip 0 "$T/empty" -- "$ND" hash "$T/plain.txt.gz"; then
-  expect hash-gzip "$T/out" "$(printf '1\t%s' "$(vector shingles:word:3 2)")"
+  expect_output hash-gzip "$(printf '1\t%s\n2\t%s\n3\t0000000000000000' "$(vector shingles:word:3 2)" \
+    "$(vector shingles:word:3 3)")" ""
 fi
 if run hash-json 0 "$T/plain.txt" -- "$ND" hash --json; then
-  expect hash-json "$T/out" "{\"id\":\"3\",\"simhash\":\"0000000000000000\",\"empty\":true}"
+  expect_output hash-json "$(printf '{"id":"1","simhash":"%s"}\n{"id":"2","simhash":"%s"}\n%s' \
+    "$(vector shingles:word:3 2)" "$(vector shingles:word:3 3)" \
+    '{"id":"3","simhash":"0000000000000000","empty":true}')" ""
 fi
+# Nine words each; "the" twice, then the words of weight 1 by name.
 if run hash-explain 0 "$T/plain.txt" -- "$ND" hash --json --explain --mode terms --top 2; then
-  expect hash-explain "$T/out" "\"top\":[[\"the\",2],[\"brown\",1]]"
+  expect_output hash-explain "$(printf '{"id":"1","simhash":"%s","features":9,"top":[["the",2],["brown",1]]}\n' "$(vector terms 2)"
+    printf '{"id":"2","simhash":"%s","features":9,"top":[["the",2],["brown",1]]}\n' "$(vector terms 3)"
+    printf '{"id":"3","simhash":"0000000000000000","empty":true,"features":0,"top":[]}')" ""
 fi
 
 # --- hash, JSONL
 printf '{"id":"a","text":"The quick brown fox jumps over the lazy dog."}\n{"meta":{"id":7},"text":"x","body":{"t":"nested"}}\n' >"$T/docs.jsonl"
 if run jsonl 0 "$T/docs.jsonl" -- "$ND" hash --jsonl; then
-  expect jsonl "$T/out" "$(printf 'a\t%s' "$(vector shingles:word:3 2)")"
-  expect jsonl "$T/out" "$(printf '2\t')"
+  # The second line has no id field: it is named by its line number.
+  expect_output jsonl "$(printf 'a\t%s\n2\t%s' "$(vector shingles:word:3 2)" "$XXH3_X")" ""
 fi
 if run jsonl-nested 1 "$T/docs.jsonl" -- "$ND" hash --jsonl --id-field meta.id --text-field body.t; then
-  expect jsonl-nested "$T/err" "neardup hash: -:1: no text field 'body.t'"
+  expect_output jsonl-nested "" "neardup hash: -:1: no text field 'body.t'"
 fi
 printf '{"text":"ok"}\n{"text": broken\n' >"$T/bad.jsonl"
 if run jsonl-malformed 1 "$T/empty" -- "$ND" hash --jsonl "$T/bad.jsonl"; then
-  expect jsonl-malformed "$T/err" "$T/bad.jsonl:2: malformed JSON"
-  [[ $(wc -l <"$T/out") -eq 1 ]] && ok || fail jsonl-malformed "the good first line was not written"
+  # The good first line is written before the error.
+  expect_output jsonl-malformed "$(printf '1\t%s' "$XXH3_OK")" "neardup hash: $T/bad.jsonl:2: malformed JSON: The JSON \
+document has an improper structure: missing or superfluous commas, braces, missing keys, etc."
 fi
 printf '{"text":["not","a","string"]}\n' >"$T/type.jsonl"
 if run jsonl-type 1 "$T/type.jsonl" -- "$ND" hash --jsonl; then
-  expect jsonl-type "$T/err" "-:1: text field 'text' is an array, expected a string"
+  expect_output jsonl-type "" "neardup hash: -:1: text field 'text' is an array, expected a string"
 fi
 head -c 3000 /dev/zero | tr '\0' 'a' | sed 's/^/{"text":"/; s/$/"}/' >"$T/long.jsonl"
 if run jsonl-long 1 "$T/long.jsonl" -- "$ND" hash --jsonl --max-line-bytes 1K; then
-  expect jsonl-long "$T/err" "-:1: line longer than the limit of 1024 bytes"
+  expect_output jsonl-long "" "neardup hash: -:1: line longer than the limit of 1024 bytes"
 fi
 
 # --- one output may be standard output
@@ -100,7 +122,7 @@ if run dedup-stdout 0 /dev/null -- "$ND" dedup "$T/stdout-in.txt" -o - --dups "$
   [[ ! -e ./- ]] && ok || fail dedup-stdout "a file named '-' was written"
 fi
 if run dedup-two-stdout 1 /dev/null -- "$ND" dedup "$T/stdout-in.txt" -o - --dups - --quiet; then
-  expect dedup-two-stdout "$T/err" "only one output can go to standard output ('-')"
+  expect_output dedup-two-stdout "" "neardup dedup: only one output can go to standard output ('-')"
 fi
 
 # --- --lang: en cuts every Han character (no dictionary), zh and auto segment
@@ -116,45 +138,52 @@ if run lang-zh 0 "$T/han.txt" -- "$ND" hash --lang zh; then
   [[ "$(cat "$T/lang-zh")" != "$(cat "$T/lang-en")" ]] && ok || fail lang-zh "same fingerprint as en"
 fi
 if run lang-bad 2 "$T/han.txt" -- "$ND" dedup - -o "$T/k.txt" --lang fr; then
-  expect lang-bad "$T/err" "--lang: fr not in {auto,zh,en}"
+  expect_output lang-bad "" "$(usage "--lang: fr not in {auto,zh,en}")"
 fi
 if run lang-keywords 1 "$T/han.txt" -- "$ND" dedup - -o "$T/k.txt" --method simhash --mode keywords --lang en; then
-  expect lang-keywords "$T/err" "the keywords mode segments Chinese with the dictionary: it needs language auto or zh"
+  expect_output lang-keywords "" "neardup dedup: the keywords mode segments Chinese with the dictionary: it needs \
+language auto or zh, not en"
 fi
 
 # --- bad input
 printf 'ok line\nab\xffcd\n' >"$T/invalid.txt"
 if run utf8-reject 1 "$T/invalid.txt" -- "$ND" hash --invalid-utf8 reject; then
-  expect utf8-reject "$T/err" "neardup hash: -:2: invalid UTF-8 at byte offset 2"
+  # Two words: one feature, "ok line"; the first line is written before the error.
+  expect_output utf8-reject "$(printf '1\t%s' "$XXH3_OK_LINE")" "neardup hash: -:2: invalid UTF-8 at byte offset 2"
 fi
 if run utf8-replace 0 "$T/invalid.txt" -- "$ND" hash; then
-  [[ $(wc -l <"$T/out") -eq 2 ]] && ok || fail utf8-replace "expected 2 lines"
+  # U+FFFD separates words: "ab cd" is the second line's one feature.
+  expect_output utf8-replace "$(printf '1\t%s\n2\t%s' "$XXH3_OK_LINE" "$XXH3_AB_CD")" ""
 fi
 if run missing-file 1 "$T/empty" -- "$ND" hash "$T/does-not-exist.txt"; then
-  expect missing-file "$T/err" "$T/does-not-exist.txt: cannot open: No such file or directory"
+  expect_output missing-file "" "neardup hash: $T/does-not-exist.txt: cannot open: No such file or directory"
 fi
 if run unknown-option 2 "$T/empty" -- "$ND" hash --frobnicate; then
-  expect unknown-option "$T/err" "--frobnicate"
+  expect_output unknown-option "" "$(usage "The following argument was not expected: --frobnicate")"
 fi
 if run bad-mode 2 "$T/empty" -- "$ND" hash --mode fuzzy; then
-  expect bad-mode "$T/err" "fuzzy"
+  expect_output bad-mode "" "$(usage "--mode: fuzzy not in {shingles,terms,keywords}")"
 fi
 if run bad-size 2 "$T/empty" -- "$ND" hash --max-doc-bytes 12Q; then
-  expect bad-size "$T/err" "unknown size unit"
+  expect_output bad-size "" "$(usage "--max-doc-bytes: unknown size unit in 12Q (use K, M, G or T)")"
 fi
-if run no-command 2 "$T/empty" -- "$ND"; then ok; fi
+if run no-command 2 "$T/empty" -- "$ND"; then
+  expect_output no-command "" "$(usage "A subcommand is required")"
+fi
 
 # --- a 100 MB single line: streams in bounded memory; a limit gives a clear message
 yes 'lorem ipsum dolor sit amet consectetur adipiscing elit' | head -c 100000000 | tr '\n' ' ' >"$T/huge.txt"
 echo >>"$T/huge.txt"
 if [[ -z "${NEARDUP_SANITIZED:-}" ]]; then
   # 150 MB of address space: a program that held the line in memory could not run.
-  if run huge-line 0 "$T/huge.txt" -- bash -c "ulimit -v 150000; exec \"$ND\" hash"; then
-    [[ $(wc -l <"$T/out") -eq 1 ]] && ok || fail huge-line "expected one fingerprint"
-  fi
+  run huge-line 0 "$T/huge.txt" -- bash -c "ulimit -v 150000; exec \"$ND\" hash"
 else
-  if run huge-line 0 "$T/huge.txt" -- "$ND" hash; then ok; fi
+  run huge-line 0 "$T/huge.txt" -- "$ND" hash
 fi
+# One fingerprint, the same as the line's in pieces gives (the builder's streaming is checked by the
+# unit tests); here: one line, named 1, nothing on standard error.
+grep -qxE '1'$'\t''[0-9a-f]{16}' "$T/out" && [[ $(wc -l <"$T/out") -eq 1 && ! -s "$T/err" ]] && ok ||
+  fail huge-line "expected one fingerprint and no message"
 if run huge-limit 1 "$T/huge.txt" -- "$ND" hash --max-doc-bytes 10M; then
   expect huge-limit "$T/err" "neardup hash: -:1: document longer than the limit of 10485760 bytes"
 fi
@@ -171,15 +200,32 @@ if run compare-far 0 "$T/empty" -- "$ND" compare "$T/a.txt" "$T/c.txt" --json; t
   expect compare-far "$T/out" "\"near_duplicate\":false"
   expect compare-far "$T/out" "\"only_a\":[[\"brown fox jumps\",1]"
 fi
+# Three features of weight 1 each: every bit is the majority of the three XXH3 hashes (libxxhash:
+# alpha be6903b5f625ab5a, beta 28faff7f97dff641, gamma 0070f7bf6f9d29f6, delta 2ad8eef499e131d0).
 if run compare-text 0 "$T/empty" -- "$ND" compare --text 'alpha beta gamma' --text 'alpha beta delta' --mode terms; then
-  expect compare-text "$T/out" "top features only in A:"
-  expect compare-text "$T/out" "gamma"
+  expect_output compare-text "A: 2878f7bff79dab52  (3 features)
+B: 2af8eff597e5b350  (3 features)
+distance: 16 of 64 bits: not near-duplicates at k=3
+differing bits: 1 11 12 19 20 21 22 29 30 33 35 38 43 44 55 57
+distinct features in both: 2
+top features of A:
+    1  alpha
+    1  beta
+    1  gamma
+top features of B:
+    1  alpha
+    1  beta
+    1  delta
+top features only in A:
+    1  gamma
+top features only in B:
+    1  delta" ""
 fi
 if run compare-usage 2 "$T/empty" -- "$ND" compare "$T/a.txt"; then
-  expect compare-usage "$T/err" "give two files"
+  expect_output compare-usage "" "neardup compare: give two files, or --text twice (see --help)"
 fi
 if run compare-missing 1 "$T/empty" -- "$ND" compare "$T/a.txt" "$T/nope.txt"; then
-  expect compare-missing "$T/err" "nope.txt: cannot open"
+  expect_output compare-missing "" "neardup compare: $T/nope.txt: cannot open: No such file or directory"
 fi
 
 # --- dedup
@@ -195,8 +241,10 @@ if run dedup-basic 0 "$T/empty" -- "$ND" dedup "$T/corpus.txt" -o "$T/kept.txt" 
   expect_same dedup-basic "$T/kept.txt" "$(sed -n '1p;2p;5p' "$T/corpus.txt")"
   # The default method's score column is the estimated Jaccard similarity (1 for identical texts).
   expect_same dedup-basic "$T/dups.tsv" "$(printf '3\t1\t1.0000\n4\t2\t1.0000')"
-  expect dedup-basic "$T/clusters.jsonl" '{"representative":"1","size":2,"members":["1","3"]}'
-  expect dedup-basic "$T/pairs.tsv" "$(printf '2\t4\t1.0000')"
+  # Lines 1 and 3 differ by a separator only: the same features.
+  expect_same dedup-basic "$T/clusters.jsonl" '{"representative":"1","size":2,"members":["1","3"]}
+{"representative":"2","size":2,"members":["2","4"]}'
+  expect_same dedup-basic "$T/pairs.tsv" "$(printf '1\t3\t1.0000\n2\t4\t1.0000')"
   expect dedup-basic "$T/report.json" '"documents":5,'
   expect dedup-basic "$T/err" "duplicates  2 (40.0%)"
 fi
@@ -215,9 +263,11 @@ if run dedup-skip 0 "$T/empty" -- "$ND" dedup "$T/bad-dedup.jsonl" -o "$T/skip.j
   [[ $(wc -l <"$T/skip.jsonl") -eq 1 ]] && ok || fail dedup-skip "expected one kept line"
 fi
 if run dedup-missing 1 "$T/empty" -- "$ND" dedup "$T/nope" -o "$T/x"; then
-  expect dedup-missing "$T/err" "$T/nope: cannot open"
+  expect_output dedup-missing "" "neardup dedup: $T/nope: cannot open: No such file or directory"
 fi
-if run dedup-bad-k 2 "$T/empty" -- "$ND" dedup "$T/corpus.txt" -k 12; then ok; fi
+if run dedup-bad-k 2 "$T/empty" -- "$ND" dedup "$T/corpus.txt" -k 12; then
+  expect_output dedup-bad-k "" "$(usage "-k: Value 12 not in range 0 to 7")"
+fi
 # SIGINT while the job waits on a pipe: exit 130, no output, no temporary file.
 mkfifo "$T/fifo"
 ( printf 'some words to start with\n'; sleep 4 ) >"$T/fifo" &
@@ -251,23 +301,49 @@ if run dedup-simhash 0 "$T/empty" -- "$ND" dedup -q --method simhash -k 7 "$T/de
   grep -qE '^1'$'\t''2'$'\t''[0-7]$' "$T/pairs.tsv" && ok || fail dedup-simhash "pairs: 1 2 with a distance"
 fi
 if run dedup-threshold 2 "$T/empty" -- "$ND" dedup "$T/dedup.txt" --threshold 1.5; then
-  expect dedup-threshold "$T/err" "threshold"
+  expect_output dedup-threshold "" "$(usage "--threshold: Value 1.5 not in range 0.010000 to 1.000000")"
 fi
 if run dedup-no-table 1 "$T/empty" -- "$ND" dedup "$T/dedup.txt" --fold-table "$T/nope.ocd2"; then
-  expect dedup-no-table "$T/err" "nope.ocd2: character folding table not found"
-  expect dedup-no-table "$T/err" "libopencc-data"
+  expect_output dedup-no-table "" "neardup dedup: $T/nope.ocd2: character folding table not found \
+(Traditional-to-Simplified folding reads OpenCC's TSCharacters.ocd2: install Debian package libopencc-data, \
+name another table, or turn folding off)"
 fi
 if run dedup-no-fold 0 "$T/empty" -- "$ND" dedup -q "$T/dedup.txt" --fold none --fold-table "$T/nope.ocd2" --pairs "$T/pairs.tsv"; then
   [[ $(grep -c '^3' "$T/pairs.tsv") -eq 0 ]] && ok || fail dedup-no-fold "Traditional and Simplified paired without folding"
 fi
 
 # --- help and version
-for command in hash compare dedup; do
-  if run "help-$command" 0 "$T/empty" -- "$ND" "$command" --help; then
-    expect "help-$command" "$T/out" "Example"
+# The examples of each --help, to the end of the text; hash's first one is run: "the quick brown fox"
+# has the two features "the quick brown" (XXH3 4d8c409bb88cc391) and "quick brown fox"
+# (5a97d37b81ad982f), so its fingerprint is their AND, for both lines.
+help_examples() { sed -n '/^Examples*:$/,$p' "$T/out"; }
+if run help-hash 0 "$T/empty" -- "$ND" hash --help; then
+  expect_same help-hash "$(help_examples >"$T/examples"; echo "$T/examples")" "Example:
+  printf 'the quick brown fox\nthe quick brown fox!\n' | neardup hash
+  neardup hash --jsonl --id-field url --json --explain pages.jsonl"
+  if run help-hash-example 0 "$T/empty" -- bash -c "$(sed -n 2p "$T/examples" | sed "s|neardup|\"$ND\"|")"; then
+    expect_output help-hash-example "$(printf '1\t4884401b808c8001\n2\t4884401b808c8001')" ""
   fi
-done
-if run version 0 "$T/empty" -- "$ND" version; then expect version "$T/out" "simd:"; fi
+fi
+if run help-compare 0 "$T/empty" -- "$ND" compare --help; then
+  expect_same help-compare "$(help_examples >"$T/examples"; echo "$T/examples")" "Example:
+  neardup compare a.txt b.txt
+  neardup compare --text 'the quick brown fox' --text 'the quick brown fox jumps' --json"
+fi
+if run help-dedup 0 "$T/empty" -- "$ND" dedup --help; then
+  expect_same help-dedup "$(help_examples >"$T/examples"; echo "$T/examples")" "Examples:
+  neardup dedup crawl/ -o kept.jsonl --dups dups.tsv --report report.json
+  neardup dedup posts.txt.zst -o kept.txt --keep longest --threshold 0.7 --on-error skip
+  neardup dedup posts.txt --method simhash -k 3 -o kept.txt
+  neardup dedup today.jsonl --against yesterday.idx --save-index today.idx -o new.jsonl"
+fi
+# The project's version, and the level in use: NEARDUP_SIMD's when it is set (cli_test_portable).
+if run version 0 "$T/empty" -- "$ND" version; then
+  version=$(sed -n 's/^project(neardup VERSION \([0-9.]*\).*/\1/p' "$ROOT/CMakeLists.txt")
+  [[ $(sed -n 1p "$T/out") == "neardup $version" && $(wc -l <"$T/out") -eq 2 ]] && ok || fail version "first line"
+  sed -n 2p "$T/out" | grep -qxE "simd: ${NEARDUP_SIMD:-(portable|avx2|avx512)} \(detected: (portable|avx2|avx512)\)" &&
+    ok || fail version "simd line"
+fi
 
 echo "$passed passed, $failed failed"
 [[ $failed -eq 0 ]]

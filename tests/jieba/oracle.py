@@ -7,6 +7,7 @@ libreoffice-help-zh-cn): the text of each HTML page, in file-name order.
   oracle.py segment  NEARDUP [--lines N]  jieba.lcut of each distinct line containing Han characters
   oracle.py keywords NEARDUP [--docs N]   jieba.analyse.extract_tags(page, topK, withWeight=True)
   oracle.py search|all NEARDUP            lcut_for_search / lcut(cut_all=True) of the same lines
+  oracle.py ties NEARDUP --ties FILE      lcut and lcut_for_search of lines whose HMM has exact ties
 
 Any difference fails the test; the first differing lines are printed.
 """
@@ -107,6 +108,76 @@ def synthetic_lines(count):
     return lines
 
 
+def tie_flipped_viterbi(flip):
+    """jieba.finalseg.viterbi, except that ties at state `flip` (its two predecessors, or "end": the
+    final choice between E and S) go to the smaller letter instead of the larger."""
+    import jieba.finalseg as finalseg
+
+    def smaller_letter_wins(candidate):
+        return (candidate[0], -ord(candidate[1]))
+
+    def viterbi(obs, states, start_p, trans_p, emit_p):
+        v = [{y: start_p[y] + emit_p[y].get(obs[0], finalseg.MIN_FLOAT) for y in states}]
+        path = {y: [y] for y in states}
+        for t in range(1, len(obs)):
+            v.append({})
+            new_path = {}
+            for y in states:
+                emit = emit_p[y].get(obs[t], finalseg.MIN_FLOAT)
+                candidates = [(v[t - 1][y0] + trans_p[y0].get(y, finalseg.MIN_FLOAT) + emit, y0)
+                              for y0 in finalseg.PrevStatus[y]]
+                prob, state = max(candidates, key=smaller_letter_wins if y == flip else None)
+                v[t][y] = prob
+                new_path[y] = path[state] + [y]
+            path = new_path
+        prob, state = max(((v[-1][y], y) for y in "ES"),
+                          key=smaller_letter_wins if flip == "end" else None)
+        return prob, path[state]
+
+    return viterbi
+
+
+def tie_lines(path):
+    """The lines of a ties file (TAG<TAB>TEXT); each must change under jieba when its tie flips."""
+    import jieba
+    import jieba.finalseg as finalseg
+    entries = []
+    with open(path, encoding="utf-8") as f:
+        for number, line in enumerate(f, 1):
+            line = line.rstrip("\n")
+            if not line or line.startswith("#"):
+                continue
+            tag, text = line.split("\t", 1)
+            original = finalseg.viterbi
+            expected = jieba.lcut(text)
+            try:
+                finalseg.viterbi = tie_flipped_viterbi(tag)
+                flipped = jieba.lcut(text)
+            finally:
+                finalseg.viterbi = original
+            if flipped == expected:
+                sys.exit("%s:%d: flipping the %s tie does not change jieba's words: %s" %
+                         (path, number, tag, json.dumps(expected, ensure_ascii=False)))
+            entries.append((tag, text))
+    tags = {tag for tag, _ in entries}
+    if tags != {"B", "M", "S", "E", "end"}:
+        sys.exit("%s: ties of B, M, S, E and end needed, found %s" % (path, sorted(tags)))
+    return [text for _, text in entries]
+
+
+def check_ties(neardup, path):
+    import jieba
+    lines = tie_lines(path)
+    for mode in ("default", "search"):
+        got = run_neardup([neardup, "segment", "--json", "--mode", mode], "\n".join(lines) + "\n")
+        expected = [jieba.lcut_for_search(line) if mode == "search" else jieba.lcut(line)
+                    for line in lines]
+        differences = [(l, e, g) for l, e, g in zip(lines, expected, got) if e != g]
+        if len(got) != len(lines):
+            differences.append(("(line count)", len(lines), len(got)))
+        report("segment --mode %s, HMM ties" % mode, len(lines), differences)
+
+
 def run_neardup_once(args, stdin_text, cache_dir):
     env = dict(os.environ, NEARDUP_CACHE_DIR=cache_dir)
     result = subprocess.run(args, input=stdin_text.encode("utf-8"), capture_output=True, env=env)
@@ -189,13 +260,14 @@ def check_keywords(neardup, limit, top, extra):
 
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("check", choices=["segment", "search", "all", "keywords"])
+    parser.add_argument("check", choices=["segment", "search", "all", "keywords", "ties"])
     parser.add_argument("neardup")
     parser.add_argument("--lines", type=int, default=6000)
     parser.add_argument("--docs", type=int, default=2200)
     parser.add_argument("--top", type=int, default=20)
     parser.add_argument("--user-dict", default=None)
     parser.add_argument("--synthetic", action="store_true", help="random tricky lines, every mode")
+    parser.add_argument("--ties", default=None, help="file of lines with HMM ties (hmm_ties.txt)")
     args = parser.parse_args()
     import jieba
     jieba.setLogLevel(logging.ERROR)
@@ -203,7 +275,9 @@ def main():
     if args.user_dict:
         jieba.load_userdict(args.user_dict)
         extra = ["--user-dict", args.user_dict]
-    if args.check == "keywords":
+    if args.check == "ties":
+        check_ties(args.neardup, args.ties)
+    elif args.check == "keywords":
         check_keywords(args.neardup, args.docs, args.top, extra)
     else:
         mode = {"segment": "default", "search": "search", "all": "all"}[args.check]
