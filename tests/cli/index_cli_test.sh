@@ -93,12 +93,15 @@ decimal number" -- "$NEARDUP" index pairs --decimal "$WORK/negative.tsv"
 printf '1\t18446744073709551616\n' >"$WORK/overflow.tsv"
 expect "decimal overflow" 1 /dev/null "neardup index pairs: $WORK/overflow.tsv:1: fingerprint '18446744073709551616' is not \
 an unsigned 64-bit decimal number" -- "$NEARDUP" index pairs --decimal "$WORK/overflow.tsv"
-printf 'doc-a\t00000000000000f0\n' >"$WORK/string_id.tsv"
-expect "non-numeric id in build" 1 /dev/null "neardup index build: $WORK/string_id.tsv:1: id 'doc-a' is not an unsigned \
-64-bit integer (an index stores numeric ids; \`neardup hash\` numbers lines when the input has no ids)" -- \
-  "$NEARDUP" index build "$WORK/string_id.tsv" -o "$WORK/x.ndx"
+printf 'doc-a\t00000000000000f0\ndoc\\tb\t00000000000000f3\n' >"$WORK/string_id.tsv"
+expect "ids that are not numbers in build" 0 /dev/null "neardup index build: 2 fingerprints, $D4 -> $WORK/x.ndx (ids in \
+$WORK/x.ndx.ids)" -- "$NEARDUP" index build "$WORK/string_id.tsv" -o "$WORK/x.ndx"
+printf 'doc-a\tdoc-a\t0\ndoc-a\tdoc\\tb\t2\n' >"$WORK/want_string_query"
+printf 'doc-a\t00000000000000f0\n' >"$WORK/string_query.tsv"
+expect "query prints the ids of INDEX.ids" 0 "$WORK/want_string_query" "" -- \
+  "$NEARDUP" index query "$WORK/x.ndx" "$WORK/string_query.tsv"
 printf '7\t00000000000000f0\n7\t00000000000000f1\n' >"$WORK/dup_id.tsv"
-expect "duplicate id" 1 /dev/null "neardup index build: id 7 appears twice" -- "$NEARDUP" index build "$WORK/dup_id.tsv" -o "$WORK/x.ndx"
+expect "duplicate id" 1 /dev/null "neardup index build: id 7 appears twice: $WORK/dup_id.tsv:1 and $WORK/dup_id.tsv:2" -- "$NEARDUP" index build "$WORK/dup_id.tsv" -o "$WORK/x.ndx"
 expect "missing input file" 1 /dev/null "neardup index pairs: $WORK/no_such.tsv: cannot open: No such file or directory" -- "$NEARDUP" index pairs "$WORK/no_such.tsv"
 expect "missing index file" 1 /dev/null "neardup index query: $WORK/no_such.ndx: no such file" -- "$NEARDUP" index query "$WORK/no_such.ndx" "$WORK/queries.tsv"
 head -c 100 "$WORK/db.ndx" >"$WORK/truncated.ndx"
