@@ -130,13 +130,24 @@ std::string MakeDevice(const testing::TempDir& dir, const std::string& name, uns
   return path;
 }
 
-TEST(OutputFileTest, CharacterDeviceIsWrittenInPlaceNeverReplaced) {
-  testing::TempDir dir;
-  const std::string null = MakeDevice(dir, "null", 3);
-  if (null.empty()) {
-    ASSERT_NE(::geteuid(), 0u) << "mknod refused to root";
-    GTEST_SKIP() << "not root: mknod is refused, so no device node to test with";
+// Tests with the device nodes null and full made in their folder (mknod is refused to all but root).
+class DeviceNodeTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    null_ = MakeDevice(dir_, "null", 3);
+    full_ = MakeDevice(dir_, "full", 7);
+    if (null_.empty() || full_.empty()) {
+      ASSERT_NE(::geteuid(), 0u) << "mknod refused to root";
+      GTEST_SKIP() << "not root: mknod is refused, so no device node to test with";
+    }
   }
+  const std::vector<std::string> kNodes = {"full", "null"};
+  testing::TempDir dir_;
+  std::string null_, full_;
+};
+
+TEST_F(DeviceNodeTest, CharacterDeviceIsWrittenInPlaceNeverReplaced) {
+  const std::string& null = null_;
   OutputFile out;
   ASSERT_TRUE(out.Open(null).ok());
   EXPECT_EQ(out.kind(), OutputFile::Kind::kInPlace);
@@ -146,16 +157,11 @@ TEST(OutputFileTest, CharacterDeviceIsWrittenInPlaceNeverReplaced) {
   ASSERT_EQ(::lstat(null.c_str(), &st), 0);
   EXPECT_TRUE(S_ISCHR(st.st_mode));
   EXPECT_EQ(st.st_rdev, makedev(1, 3));
-  EXPECT_EQ(Entries(dir.Path("")), std::vector<std::string>{"null"});
+  EXPECT_EQ(Entries(dir_.Path("")), kNodes);
 }
 
-TEST(OutputFileTest, FullDeviceIsAnErrorNamingTheOutput) {
-  testing::TempDir dir;
-  const std::string full = MakeDevice(dir, "full", 7);
-  if (full.empty()) {
-    ASSERT_NE(::geteuid(), 0u) << "mknod refused to root";
-    GTEST_SKIP() << "not root: mknod is refused, so no device node to test with";
-  }
+TEST_F(DeviceNodeTest, FullDeviceIsAnErrorNamingTheOutput) {
+  const std::string& full = full_;
   OutputFile out;
   ASSERT_TRUE(out.Open(full).ok());
   out.Write("a line\n");
@@ -374,20 +380,15 @@ TEST(OutputSetTest, AnOutputNamingAnInputIsRefused) {
   EXPECT_EQ(ReadAll(input), "data\n");
 }
 
-TEST(OutputSetTest, DeviceNodesMayTakeSeveralOutputs) {
-  testing::TempDir dir;
-  const std::string null = MakeDevice(dir, "null", 3);
-  if (null.empty()) {
-    ASSERT_NE(::geteuid(), 0u) << "mknod refused to root";
-    GTEST_SKIP() << "not root: mknod is refused, so no device node to test with";
-  }
+TEST_F(DeviceNodeTest, DeviceNodesMayTakeSeveralOutputs) {
+  const std::string& null = null_;
   OutputSet set;
   ASSERT_TRUE(set.Add(null, "a").ok());
   ASSERT_TRUE(set.Add(null, "b").ok());
   EXPECT_FALSE(set.Add(null, "c", /*regular_only=*/true).ok());
   ASSERT_TRUE(set.OpenAll().ok());
   ASSERT_TRUE(set.CommitAll().ok());
-  EXPECT_EQ(Entries(dir.Path("")), std::vector<std::string>{"null"});
+  EXPECT_EQ(Entries(dir_.Path("")), kNodes);
 }
 
 }  // namespace
