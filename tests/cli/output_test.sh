@@ -9,7 +9,8 @@ set -u
 ND=$1
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
+M=$(mktemp -d)  # a tiny file system is mounted here where mounting is allowed
+trap 'umount "$M" 2>/dev/null; rm -rf "$T" "$M"' EXIT
 export TMPDIR=$T/tmp  # every temporary folder of the runs below lands here, to be checked
 mkdir -p "$TMPDIR"
 passed=0
@@ -177,6 +178,24 @@ for cmd in "hash $T/long.txt" "segment $T/long.txt" "dedup $T/long.txt -o - --du
   same "pipe-${cmd%% *}-quiet" "$T/err" ""
 done
 check pipe-dedup "an output or temporary file was left" only "$T" in.txt keep.txt many.txt long.txt fox.txt out err tmp dev
+
+# --- a full disk: a tiny tmpfs (root, as in CI); the file-size limit above covers other machines
+if mount -t tmpfs -o size=128k tmpfs "$M" 2>/dev/null; then
+  printf 'old kept\n' >"$M/kept.txt"
+  "$ND" dedup "$T/long.txt" -o "$M/kept.txt" --dups "$M/dups.tsv" --save-index "$M/day.idx" --quiet >"$T/out" 2>"$T/err"
+  status full-disk 1 $?
+  # The first output to meet the full disk is named (the index is written before the kept lines).
+  check full-disk-message "the message does not name the full output" \
+    grep -qxE "neardup dedup: $M/(kept.txt|dups.tsv|day.idx|day.idx.ids): write failed: No space left on device" "$T/err"
+  same full-disk-kept "$M/kept.txt" "old kept"
+  check full-disk "an output, the index or a temporary file was left" only "$M" kept.txt
+  "$ND" hash "$T/long.txt" >"$M/hashes.tsv" 2>"$T/err"
+  status full-disk-hash 1 $?
+  same full-disk-hash-message "$T/err" "neardup hash: standard output: write failed: No space left on device"
+  umount "$M"
+else
+  echo "note: mounting a tmpfs is not allowed here; the full-disk case ran as a file-size limit only"
+fi
 
 # --- SIGTERM and SIGINT: exit 143 / 130, temporary files and folders removed
 for signal in TERM INT; do
