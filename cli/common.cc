@@ -4,6 +4,7 @@
 #include <cstdarg>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <memory>
 
 #include "neardup/input.h"
@@ -272,13 +273,15 @@ int FinishCommand(std::string_view command, Output* out, const Status& work) {
   return kExitSuccess;
 }
 
+void EndOnClosedPipe() {
+  RemoveTemporaryOutputs();
+  std::signal(SIGPIPE, SIG_DFL);
+  std::raise(SIGPIPE);
+  std::_Exit(128 + SIGPIPE);  // not reached: SIGPIPE ends the process
+}
+
 int ReportError(std::string_view command, const Status& status) {
-  if (IsBrokenPipe(status)) {
-    RemoveTemporaryOutputs();
-    std::signal(SIGPIPE, SIG_DFL);
-    std::raise(SIGPIPE);
-    return 128 + SIGPIPE;  // not reached: SIGPIPE ends the process
-  }
+  if (IsBrokenPipe(status)) EndOnClosedPipe();
   std::fprintf(stderr, "neardup %.*s: %s\n", static_cast<int>(command.size()), command.data(),
                status.message().c_str());
   return status.code() == Status::Code::kInvalidArgument && status.message().rfind("usage", 0) == 0

@@ -136,6 +136,10 @@ std::string Format(const char* format, ...) __attribute__((format(printf, 1, 2))
 // The shortest decimal form that reads back as the same double (2, 0.5, 1.2345678901234567).
 void AppendNumber(double value, std::string* out);
 
+// Ends the process the way Unix tools end when their reader has gone: temporary outputs removed, then
+// SIGPIPE, without a message.
+[[noreturn]] void EndOnClosedPipe();
+
 // Prints "neardup <command>: <message>" on stderr and returns the exit code for the status. A closed
 // pipe (IsBrokenPipe) ends the process quietly by SIGPIPE instead, as Unix tools end.
 int ReportError(std::string_view command, const Status& status);

@@ -43,10 +43,7 @@ int CloseStandardOutput(int exit_code) {
   const bool failed = !std::cout.good() || std::fflush(stdout) != 0 || std::ferror(stdout);
   const int error = errno;
   if (!failed) return exit_code;
-  if (error == EPIPE) {  // a closed pipe ends a command quietly, by SIGPIPE
-    std::signal(SIGPIPE, SIG_DFL);
-    std::raise(SIGPIPE);
-  }
+  if (error == EPIPE) neardup::cli::EndOnClosedPipe();
   std::fprintf(stderr, "neardup: standard output: write failed: %s\n", std::strerror(error != 0 ? error : EIO));
   return exit_code == neardup::cli::kExitSuccess ? neardup::cli::kExitBadInput : exit_code;
 }
