@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "simhash/kernels.h"
+#include "util/parallel.h"
 
 namespace neardup::index_internal {
 namespace {
@@ -30,7 +31,7 @@ BatchResult RunBatch(std::span<const uint64_t> queries, int threads, size_t grou
     QueryStats stats;
   };
   std::vector<ChunkResult> parts(chunks);
-  ParallelFor(chunks, threads, [&](size_t c) {
+  util_internal::ParallelFor(chunks, threads, [&](size_t c) {
     ChunkResult& part = parts[c];
     const size_t end = std::min(queries.size(), (c + 1) * kChunk);
     for (size_t q = c * kChunk; q < end; q += group_size) {

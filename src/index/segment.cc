@@ -1,7 +1,6 @@
 #include "index/segment.h"
 
-#include <atomic>
-#include <thread>
+#include "util/parallel.h"
 
 namespace neardup::index_internal {
 namespace {
@@ -34,27 +33,6 @@ void BuildTable(const Layout& layout, int table, int prefix_bits, const CodeView
 
 }  // namespace
 
-int ResolveThreads(int threads) {
-  if (threads > 0) return threads;
-  return std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
-}
-
-void ParallelFor(size_t count, int threads, const std::function<void(size_t)>& body) {
-  const size_t workers = std::min<size_t>(count, static_cast<size_t>(ResolveThreads(threads)));
-  if (workers <= 1) {
-    for (size_t i = 0; i < count; ++i) body(i);
-    return;
-  }
-  std::atomic<size_t> next{0};
-  auto work = [&] {
-    for (size_t i = next.fetch_add(1); i < count; i = next.fetch_add(1)) body(i);
-  };
-  std::vector<std::thread> pool;
-  for (size_t w = 1; w < workers; ++w) pool.emplace_back(work);
-  work();
-  for (auto& thread : pool) thread.join();
-}
-
 std::shared_ptr<const Segment> Segment::Build(const Layout& layout, int prefix_bits,
                                               const CodeView& codes, uint32_t first_row,
                                               uint32_t end_row, const RowSet* removed,
@@ -64,7 +42,7 @@ std::shared_ptr<const Segment> Segment::Build(const Layout& layout, int prefix_b
   storage->directories.resize(tables);
   storage->fragments.resize(tables);
   storage->rows.resize(tables);
-  ParallelFor(static_cast<size_t>(tables), threads, [&](size_t t) {
+  util_internal::ParallelFor(static_cast<size_t>(tables), threads, [&](size_t t) {
     BuildTable(layout, static_cast<int>(t), prefix_bits, codes, first_row, end_row, removed, remap,
                &storage->directories[t], &storage->fragments[t], &storage->rows[t]);
   });

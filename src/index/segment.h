@@ -174,11 +174,6 @@ class Segment {
   uint64_t memory_bytes_ = 0;
 };
 
-// Runs body(i) for i in 0..count-1 on up to `threads` threads (0: hardware concurrency).
-void ParallelFor(size_t count, int threads, const std::function<void(size_t)>& body);
-
-int ResolveThreads(int threads);
-
 }  // namespace neardup::index_internal
 
 #endif  // NEARDUP_INDEX_SEGMENT_H_
