@@ -1,4 +1,4 @@
-// SaveIndex / LoadIndex: the file format of doc/index_format.md.
+// SaveIndex: writes the file format of doc/index_format.md (LoadIndex is in index_loader.cc).
 #include <fcntl.h>
 #include <unistd.h>
 #include <xxhash.h>
