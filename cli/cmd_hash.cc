@@ -23,7 +23,7 @@ void AppendFeatures(const std::vector<WeightedFeature>& features, std::string* o
     out->push_back('[');
     AppendJsonString(features[i].text, out);
     out->push_back(',');
-    AppendNumber(features[i].weight, out);
+    AppendDouble(features[i].weight, out);
     out->push_back(']');
   }
   out->push_back(']');

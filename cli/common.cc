@@ -246,12 +246,6 @@ Status ForEachWholeDocument(const InputFlags& flags, uint64_t max_bytes,
   return ForEachDocument(flags, &sink);
 }
 
-void AppendNumber(double value, std::string* out) {
-  char buffer[32];
-  auto [end, error] = std::to_chars(buffer, buffer + sizeof(buffer), value);
-  out->append(buffer, error == std::errc() ? static_cast<size_t>(end - buffer) : 0);
-}
-
 std::string Format(const char* format, ...) {
   va_list args;
   va_start(args, format);

@@ -63,7 +63,8 @@ void AddWeightFlags(CLI::App* command, WeightFlags* flags);
 Result<std::shared_ptr<const KeywordModel>> LoadKeywordModel(const DictionaryFlags& dictionary,
                                                              const WeightFlags& weights);
 
-// Appends the shortest decimal form that reads back as the same double (as Python's repr).
+// Appends the shortest decimal form that reads back as the same double, as Python's repr (2, 0.5,
+// 1.2345678901234567).
 void AppendDouble(double value, std::string* out);
 
 // Invalid UTF-8 in text: --invalid-utf8 replace|reject.
@@ -132,9 +133,6 @@ int FinishCommand(std::string_view command, Output* out, const Status& work = St
 
 // printf-style formatting into a string.
 std::string Format(const char* format, ...) __attribute__((format(printf, 1, 2)));
-
-// The shortest decimal form that reads back as the same double (2, 0.5, 1.2345678901234567).
-void AppendNumber(double value, std::string* out);
 
 // Prints "neardup <command>: <message>" on stderr and returns the exit code for the status. A closed
 // pipe (IsBrokenPipe) ends the process quietly by SIGPIPE instead, as Unix tools end.
