@@ -76,8 +76,8 @@ class HashSink final : public DocumentSink {
 
 int RunHash(const HashFlags& flags) {
   if (flags.explain && !flags.json) {
-    return ReportError("hash", Status::InvalidArgument("usage: --explain adds the features to the JSON "
-                                                       "output: it needs --json"));
+    return ReportError("hash", UsageError("--explain adds the features to the JSON output: it needs "
+                                          "--json"));
   }
   auto options = ToOptions(flags.fingerprint);
   if (!options.ok()) return ReportError("hash", options.status());

@@ -266,6 +266,21 @@ int FinishCommand(std::string_view command, Output* out, const Status& work) {
   return kExitSuccess;
 }
 
+namespace {
+
+constexpr std::string_view kUsagePrefix = "usage: ";
+
+bool IsUsageError(const Status& status) {
+  return status.code() == Status::Code::kInvalidArgument &&
+         std::string_view(status.message()).starts_with("usage");
+}
+
+}  // namespace
+
+Status UsageError(std::string_view message) {
+  return Status::InvalidArgument(std::string(kUsagePrefix) + std::string(message));
+}
+
 int ReportError(std::string_view command, const Status& status) {
   if (IsBrokenPipe(status)) {
     RemoveTemporaryOutputs();
@@ -275,9 +290,7 @@ int ReportError(std::string_view command, const Status& status) {
   }
   std::fprintf(stderr, "neardup %.*s: %s\n", static_cast<int>(command.size()), command.data(),
                status.message().c_str());
-  return status.code() == Status::Code::kInvalidArgument && status.message().rfind("usage", 0) == 0
-             ? kExitUsage
-             : kExitBadInput;
+  return IsUsageError(status) ? kExitUsage : kExitBadInput;
 }
 
 CLI::Validator SizeValidator() {

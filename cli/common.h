@@ -134,8 +134,14 @@ int FinishCommand(std::string_view command, Output* out, const Status& work = St
 // printf-style formatting into a string.
 std::string Format(const char* format, ...) __attribute__((format(printf, 1, 2)));
 
-// Prints "neardup <command>: <message>" on stderr and returns the exit code for the status. A closed
-// pipe (IsBrokenPipe) ends the process quietly by SIGPIPE instead, as Unix tools end.
+// A misuse of the command line that CLI11 cannot see (flags that exclude each other, a design that
+// cannot answer the k asked for): InvalidArgument with the message "usage: <message>". ReportError
+// gives such a status exit code 2 (kExitUsage); that prefix is what marks it.
+Status UsageError(std::string_view message);
+
+// Prints "neardup <command>: <message>" on stderr and returns the exit code for the status: 2
+// (kExitUsage) for a UsageError, 1 (kExitBadInput) for any other. A closed pipe (IsBrokenPipe) ends
+// the process quietly by SIGPIPE instead, as Unix tools end.
 int ReportError(std::string_view command, const Status& status);
 
 // The check of every --threads option: 0 (one per core) to 1024.
