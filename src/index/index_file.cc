@@ -14,9 +14,9 @@
 namespace neardup {
 namespace {
 
+using index_internal::IndexRun;
 using index_internal::Layout;
 using index_internal::PermutedTableIndex;
-using index_internal::Segment;
 using index_internal::TableView;
 
 constexpr auto& kMagic = index_internal::kIndexMagic;
@@ -78,7 +78,7 @@ Status SaveIndex(const Index& index, OutputFile* out) {
   if (permuted == nullptr) return Status::InvalidArgument("only a PermutedTableIndex can be saved");
   const PermutedTableIndex::Compact compact = permuted->Compacted();
   const std::vector<uint64_t>& ids = compact.ids;
-  const Segment& segment = *compact.segment;
+  const IndexRun& run = *compact.run;
   const Layout& layout = permuted->layout();
 
   std::vector<Section> sections;
@@ -89,7 +89,7 @@ Status SaveIndex(const Index& index, OutputFile* out) {
   add(index_internal::kIndexCodes, 0, compact.codes.data(),
       compact.codes.size() * sizeof(uint64_t));
   for (int t = 0; t < layout.tables(); ++t) {
-    const TableView& table = segment.table(t);
+    const TableView& table = run.table(t);
     const auto u = static_cast<uint32_t>(t);
     add(index_internal::kIndexDirectory, u, table.directory.data(), table.directory.size_bytes());
     add(index_internal::kIndexFragments, u, table.fragments.data(), table.fragments.size_bytes());
@@ -100,8 +100,7 @@ Status SaveIndex(const Index& index, OutputFile* out) {
     section.offset = offset;
     offset = AlignUp(offset + section.bytes);
   }
-  const std::string header =
-      EncodeHeader(layout.design(), segment.prefix_bits(), ids.size(), sections);
+  const std::string header = EncodeHeader(layout.design(), run.prefix_bits(), ids.size(), sections);
 
   std::string zeros;
   out->Write(header);

@@ -14,9 +14,9 @@
 namespace neardup {
 namespace {
 
+using index_internal::IndexRun;
 using index_internal::Layout;
 using index_internal::PermutedTableIndex;
-using index_internal::Segment;
 using index_internal::TableView;
 
 constexpr auto& kMagic = index_internal::kIndexMagic;
@@ -241,10 +241,10 @@ Result<std::unique_ptr<Index>> LoadIndex(const std::string& path, const LoadOpti
     tables.push_back(view);
   }
   const uint64_t table_bytes = bytes.size() - 16 * n;  // ids and codes are copied, not shared
-  auto segment = Segment::FromViews(h.prefix_bits, n, static_cast<uint32_t>(n), std::move(tables),
-                                    *file, table_bytes);
+  auto run = IndexRun::FromViews(h.prefix_bits, n, static_cast<uint32_t>(n), std::move(tables),
+                                 *file, table_bytes);
   auto index = std::make_unique<PermutedTableIndex>(h.design, options.index);
-  index->Adopt(std::move(segment), {reinterpret_cast<const uint64_t*>(*ids), n},
+  index->Adopt(std::move(run), {reinterpret_cast<const uint64_t*>(*ids), n},
                {reinterpret_cast<const uint64_t*>(*codes), n});
   return std::unique_ptr<Index>(std::move(index));
 }

@@ -25,8 +25,8 @@
 
 #include "index/huge_page_array.h"
 #include "index/layout.h"
+#include "index/run.h"
 #include "simhash/kernels.h"
-#include "index/segment.h"
 #include "util/parallel.h"
 
 namespace neardup {

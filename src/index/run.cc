@@ -1,4 +1,4 @@
-#include "index/segment.h"
+#include "index/run.h"
 
 #include "util/parallel.h"
 
@@ -33,10 +33,10 @@ void BuildTable(const Layout& layout, int table, int prefix_bits, const CodeView
 
 }  // namespace
 
-std::shared_ptr<const Segment> Segment::Build(const Layout& layout, int prefix_bits,
-                                              const CodeView& codes, uint32_t first_row,
-                                              uint32_t end_row, const RowSet* removed,
-                                              std::span<const uint32_t> remap, int threads) {
+std::shared_ptr<const IndexRun> IndexRun::Build(const Layout& layout, int prefix_bits,
+                                                const CodeView& codes, uint32_t first_row,
+                                                uint32_t end_row, const RowSet* removed,
+                                                std::span<const uint32_t> remap, int threads) {
   auto storage = std::make_shared<Storage>();
   const int tables = layout.tables();
   storage->directories.resize(tables);
@@ -46,35 +46,35 @@ std::shared_ptr<const Segment> Segment::Build(const Layout& layout, int prefix_b
     BuildTable(layout, static_cast<int>(t), prefix_bits, codes, first_row, end_row, removed, remap,
                &storage->directories[t], &storage->fragments[t], &storage->rows[t]);
   });
-  auto segment = std::make_shared<Segment>();
-  segment->prefix_bits_ = prefix_bits;
-  segment->size_ = tables > 0 ? storage->rows[0].size() : 0;
-  segment->first_row_ = remap.empty() ? first_row : 0;
-  segment->end_row_ = remap.empty() ? end_row : static_cast<uint32_t>(segment->size_);
+  auto run = std::make_shared<IndexRun>();
+  run->prefix_bits_ = prefix_bits;
+  run->size_ = tables > 0 ? storage->rows[0].size() : 0;
+  run->first_row_ = remap.empty() ? first_row : 0;
+  run->end_row_ = remap.empty() ? end_row : static_cast<uint32_t>(run->size_);
   for (int t = 0; t < tables; ++t) {
-    segment->tables_.push_back(
+    run->tables_.push_back(
         TableView{storage->directories[t], storage->fragments[t], storage->rows[t]});
-    segment->memory_bytes_ += (storage->directories[t].capacity() +
-                               storage->fragments[t].capacity() + storage->rows[t].capacity()) *
-                              sizeof(uint32_t);
+    run->memory_bytes_ += (storage->directories[t].capacity() + storage->fragments[t].capacity() +
+                           storage->rows[t].capacity()) *
+                          sizeof(uint32_t);
   }
-  segment->owner_ = std::move(storage);
-  return segment;
+  run->owner_ = std::move(storage);
+  return run;
 }
 
-std::shared_ptr<const Segment> Segment::FromViews(int prefix_bits, size_t size, uint32_t end_row,
-                                                  std::vector<TableView> tables,
-                                                  std::shared_ptr<const void> owner,
-                                                  uint64_t memory_bytes) {
-  auto segment = std::make_shared<Segment>();
-  segment->prefix_bits_ = prefix_bits;
-  segment->size_ = size;
-  segment->first_row_ = 0;
-  segment->end_row_ = end_row;
-  segment->tables_ = std::move(tables);
-  segment->owner_ = std::move(owner);
-  segment->memory_bytes_ = memory_bytes;
-  return segment;
+std::shared_ptr<const IndexRun> IndexRun::FromViews(int prefix_bits, size_t size, uint32_t end_row,
+                                                    std::vector<TableView> tables,
+                                                    std::shared_ptr<const void> owner,
+                                                    uint64_t memory_bytes) {
+  auto run = std::make_shared<IndexRun>();
+  run->prefix_bits_ = prefix_bits;
+  run->size_ = size;
+  run->first_row_ = 0;
+  run->end_row_ = end_row;
+  run->tables_ = std::move(tables);
+  run->owner_ = std::move(owner);
+  run->memory_bytes_ = memory_bytes;
+  return run;
 }
 
 }  // namespace neardup::index_internal
