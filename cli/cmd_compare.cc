@@ -48,7 +48,7 @@ void AppendFeatureList(std::string_view title, const std::vector<WeightedFeature
   if (features.empty()) out->append(" (none)");
   for (const auto& f : features) {
     out->append("\n    ");
-    AppendNumber(f.weight, out);
+    AppendDouble(f.weight, out);
     out->append("  ");
     out->append(f.text);
   }
@@ -62,7 +62,7 @@ void AppendFeatureJson(const std::vector<WeightedFeature>& features, std::string
     out->push_back('[');
     AppendJsonString(features[i].text, out);
     out->push_back(',');
-    AppendNumber(features[i].weight, out);
+    AppendDouble(features[i].weight, out);
     out->push_back(']');
   }
   out->push_back(']');

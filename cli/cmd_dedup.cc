@@ -339,9 +339,9 @@ void AddDedupCommand(CLI::App* app, int* exit_code) {
   command->add_flag("-q,--quiet", flags->quiet, "No progress bar and no summary");
   command->callback([flags, exit_code, command] {
     if (!flags->priority_field.empty() && command->count("--keep") > 0) {
-      *exit_code = ReportError("dedup", Status::InvalidArgument(
-                                            "usage: --priority-field keeps the document with the highest value "
-                                            "of the field; it cannot be combined with --keep"));
+      *exit_code = ReportError("dedup", UsageError("--priority-field keeps the document with the "
+                                                   "highest value of the field; it cannot be combined "
+                                                   "with --keep"));
       return;
     }
     flags->id_field_given = command->count("--id-field") > 0;

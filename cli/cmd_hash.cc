@@ -23,7 +23,7 @@ void AppendFeatures(const std::vector<WeightedFeature>& features, std::string* o
     out->push_back('[');
     AppendJsonString(features[i].text, out);
     out->push_back(',');
-    AppendNumber(features[i].weight, out);
+    AppendDouble(features[i].weight, out);
     out->push_back(']');
   }
   out->push_back(']');
@@ -76,8 +76,8 @@ class HashSink final : public DocumentSink {
 
 int RunHash(const HashFlags& flags) {
   if (flags.explain && !flags.json) {
-    return ReportError("hash", Status::InvalidArgument("usage: --explain adds the features to the JSON "
-                                                       "output: it needs --json"));
+    return ReportError("hash", UsageError("--explain adds the features to the JSON output: it needs "
+                                          "--json"));
   }
   auto options = ToOptions(flags.fingerprint);
   if (!options.ok()) return ReportError("hash", options.status());

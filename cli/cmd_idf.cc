@@ -11,6 +11,7 @@
 
 #include "cli/commands.h"
 #include "cli/common.h"
+#include "neardup/cpu.h"
 #include "neardup/segment.h"
 #include "neardup/text.h"
 
@@ -130,7 +131,7 @@ int RunIdfBuild(const IdfFlags& flags) {
   if (!checked.ok()) return ReportError("idf build", checked);
   auto dictionary = LoadDictionary(flags.dictionary);
   if (!dictionary.ok()) return ReportError("idf build", dictionary.status());
-  const int threads = flags.threads > 0 ? flags.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  const int threads = ResolveThreads(flags.threads);
   Counter counter(flags, *dictionary);
   counter.Run(threads);
   uint64_t documents = 0;

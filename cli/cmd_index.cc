@@ -204,7 +204,7 @@ Status CheckExact(const TableDesign& design, int k) {
   NEARDUP_RETURN_IF_ERROR(design.Validate());
   if (design.max_exact_k() >= k) return Status::OK();
   const int blocks = static_cast<int>(design.block_bits.size());
-  std::string message = "usage: " + std::to_string(blocks) + " blocks keyed on " +
+  std::string message = std::to_string(blocks) + " blocks keyed on " +
                         std::to_string(design.key_blocks) + " are exact for k<=" +
                         std::to_string(design.max_exact_k()) + " only, not k=" + std::to_string(k) +
                         ": ";
@@ -213,7 +213,7 @@ Status CheckExact(const TableDesign& design, int k) {
   } else {
     message += "use at least " + std::to_string(k + 1) + " blocks, ";
   }
-  return Status::InvalidArgument(message + "or leave --blocks out to let the planner choose");
+  return UsageError(message + "or leave --blocks out to let the planner choose");
 }
 
 int RunBuild(const IndexFlags& flags) {

@@ -247,12 +247,6 @@ Status ForEachWholeDocument(const InputFlags& flags, uint64_t max_bytes,
   return ForEachDocument(flags, &sink);
 }
 
-void AppendNumber(double value, std::string* out) {
-  char buffer[32];
-  auto [end, error] = std::to_chars(buffer, buffer + sizeof(buffer), value);
-  out->append(buffer, error == std::errc() ? static_cast<size_t>(end - buffer) : 0);
-}
-
 std::string Format(const char* format, ...) {
   va_list args;
   va_start(args, format);
@@ -280,13 +274,26 @@ void EndOnClosedPipe() {
   std::_Exit(128 + SIGPIPE);  // not reached: SIGPIPE ends the process
 }
 
+namespace {
+
+constexpr std::string_view kUsagePrefix = "usage: ";
+
+bool IsUsageError(const Status& status) {
+  return status.code() == Status::Code::kInvalidArgument &&
+         std::string_view(status.message()).starts_with("usage");
+}
+
+}  // namespace
+
+Status UsageError(std::string_view message) {
+  return Status::InvalidArgument(std::string(kUsagePrefix) + std::string(message));
+}
+
 int ReportError(std::string_view command, const Status& status) {
   if (IsBrokenPipe(status)) EndOnClosedPipe();
   std::fprintf(stderr, "neardup %.*s: %s\n", static_cast<int>(command.size()), command.data(),
                status.message().c_str());
-  return status.code() == Status::Code::kInvalidArgument && status.message().rfind("usage", 0) == 0
-             ? kExitUsage
-             : kExitBadInput;
+  return IsUsageError(status) ? kExitUsage : kExitBadInput;
 }
 
 CLI::Validator SizeValidator() {

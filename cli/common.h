@@ -63,7 +63,8 @@ void AddWeightFlags(CLI::App* command, WeightFlags* flags);
 Result<std::shared_ptr<const KeywordModel>> LoadKeywordModel(const DictionaryFlags& dictionary,
                                                              const WeightFlags& weights);
 
-// Appends the shortest decimal form that reads back as the same double (as Python's repr).
+// Appends the shortest decimal form that reads back as the same double, as Python's repr (2, 0.5,
+// 1.2345678901234567).
 void AppendDouble(double value, std::string* out);
 
 // Invalid UTF-8 in text: --invalid-utf8 replace|reject.
@@ -133,15 +134,18 @@ int FinishCommand(std::string_view command, Output* out, const Status& work = St
 // printf-style formatting into a string.
 std::string Format(const char* format, ...) __attribute__((format(printf, 1, 2)));
 
-// The shortest decimal form that reads back as the same double (2, 0.5, 1.2345678901234567).
-void AppendNumber(double value, std::string* out);
+// A misuse of the command line that CLI11 cannot see (flags that exclude each other, a design that
+// cannot answer the k asked for): InvalidArgument with the message "usage: <message>". ReportError
+// gives such a status exit code 2 (kExitUsage); that prefix is what marks it.
+Status UsageError(std::string_view message);
 
 // Ends the process the way Unix tools end when their reader has gone: temporary outputs removed, then
 // SIGPIPE, without a message.
 [[noreturn]] void EndOnClosedPipe();
 
-// Prints "neardup <command>: <message>" on stderr and returns the exit code for the status. A closed
-// pipe (IsBrokenPipe) ends the process quietly by SIGPIPE instead, as Unix tools end.
+// Prints "neardup <command>: <message>" on stderr and returns the exit code for the status: 2
+// (kExitUsage) for a UsageError, 1 (kExitBadInput) for any other. A closed pipe (IsBrokenPipe) ends
+// the process quietly by SIGPIPE instead, as Unix tools end.
 int ReportError(std::string_view command, const Status& status);
 
 // The check of every --threads option: 0 (one per core) to 1024.

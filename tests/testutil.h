@@ -79,6 +79,7 @@ class TempDir {
     return p;
   }
   std::string Path(const std::string& name) const { return (std::filesystem::path(path_) / name).string(); }
+  const std::string& path() const { return path_; }
 
  private:
   std::string path_;

@@ -29,6 +29,10 @@ void SetSimdLevel(SimdLevel level);
 std::string_view SimdLevelName(SimdLevel level);
 std::optional<SimdLevel> ParseSimdLevel(std::string_view name);
 
+// The number of threads a `threads` option asks for: the value itself when positive, otherwise (0,
+// the usual default) the hardware concurrency, and at least 1.
+int ResolveThreads(int threads);
+
 }  // namespace neardup
 
 #endif  // NEARDUP_CPU_H_

@@ -178,12 +178,15 @@ struct DedupReport {
   bool empty_dropped = false;
   uint64_t duplicate_ids = 0;      // documents whose id (from the id field) an earlier document has
   std::vector<std::string> warnings;  // things the caller should know (a .json input read as text...)
-  // cluster_sizes[i] = number of clusters of size in [2^i, 2^(i+1)) (i = 1 for sizes 2..3, ...)
+  // cluster_size_histogram[i] = number of clusters of size in [2^i, 2^(i+1)) (i = 1 for sizes
+  // 2..3, ...)
   std::vector<uint64_t> cluster_size_histogram;
   std::vector<StageTime> stages;
   double seconds = 0;
   int threads = 0;
-  std::string settings;            // mode, k, keep rule as one line
+  // The method and its parameters as one line: method, mode, weighting, lang, fold, (accurate)
+  // threshold, sketch and bands, k, empty.
+  std::string settings;
   // The report's fields that may differ between two runs of the same job (timings, and the counts of
   // a join that skips candidates already clustered: which ones it skips depends on thread timing).
   // Every other field is the same from run to run. In the JSON as "run_dependent".

@@ -46,7 +46,8 @@ struct SketchOptions {
   // (doc/candidates.md).
   int bins = 1024;
   int bits_per_bin = 1;
-  // LSH banding (bands * rows <= bins, bands <= 64). ChooseBanding() picks rows for a threshold.
+  // LSH banding (bands * rows <= bins, bands <= 64). ChooseRows() picks the rows for a threshold
+  // and a number of bands.
   int bands = 20;
   int rows = 6;
 };

@@ -16,6 +16,7 @@
 #include "dedup/fingerprint_groups.h"
 #include "dedup/id_table.h"
 #include "dedup/signature_groups.h"
+#include "neardup/cpu.h"
 #include "neardup/format.h"
 #include "neardup/index.h"
 #include "neardup/input.h"
@@ -679,8 +680,7 @@ std::string Job::Settings() const {
 Result<DedupReport> Job::Run() {
   const auto start = Clock::now();
   NEARDUP_RETURN_IF_ERROR(CheckOptions(options_));
-  threads_ = options_.threads > 0 ? options_.threads
-                                  : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  threads_ = ResolveThreads(options_.threads);
   auto fingerprinter = Fingerprinter::Create(options_.fingerprint);
   if (!fingerprinter.ok()) return fingerprinter.status();
   if (accurate_) {

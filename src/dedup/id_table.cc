@@ -13,8 +13,8 @@ namespace neardup {
 namespace {
 
 std::string Hex(uint64_t v) {
-  char text[17];
-  std::snprintf(text, sizeof(text), "%016llx", static_cast<unsigned long long>(v));
+  std::string text;
+  AppendHex64(v, &text);
   return text;
 }
 

@@ -1,4 +1,4 @@
-// SaveIndex / LoadIndex: the file format of doc/index_format.md.
+// SaveIndex: writes the file format of doc/index_format.md (LoadIndex is in index_loader.cc).
 #include <fcntl.h>
 #include <unistd.h>
 #include <xxhash.h>
@@ -14,9 +14,9 @@
 namespace neardup {
 namespace {
 
+using index_internal::IndexRun;
 using index_internal::Layout;
 using index_internal::PermutedTableIndex;
-using index_internal::Segment;
 using index_internal::TableView;
 
 constexpr auto& kMagic = index_internal::kIndexMagic;
@@ -24,9 +24,7 @@ constexpr uint32_t kVersion = index_internal::kIndexVersion;
 constexpr size_t kHeaderBytes = index_internal::kIndexHeaderBytes;
 constexpr size_t kChecksumOffset = index_internal::kIndexChecksumOffset;
 constexpr size_t kSectionEntryBytes = index_internal::kIndexSectionEntryBytes;
-constexpr size_t kAlignment = 64;
-
-enum SectionKind : uint32_t { kIds = 1, kCodes = 2, kDirectory = 3, kFragments = 4, kRows = 5 };
+constexpr size_t kAlignment = index_internal::kIndexSectionAlignment;
 
 struct Section {
   uint32_t kind = 0;
@@ -80,29 +78,29 @@ Status SaveIndex(const Index& index, OutputFile* out) {
   if (permuted == nullptr) return Status::InvalidArgument("only a PermutedTableIndex can be saved");
   const PermutedTableIndex::Compact compact = permuted->Compacted();
   const std::vector<uint64_t>& ids = compact.ids;
-  const Segment& segment = *compact.segment;
+  const IndexRun& run = *compact.run;
   const Layout& layout = permuted->layout();
 
   std::vector<Section> sections;
   auto add = [&](uint32_t kind, uint32_t table, const void* data, size_t bytes) {
     sections.push_back(Section{kind, table, 0, bytes, XXH3_64bits(data, bytes), data});
   };
-  add(kIds, 0, ids.data(), ids.size() * sizeof(uint64_t));
-  add(kCodes, 0, compact.codes.data(), compact.codes.size() * sizeof(uint64_t));
+  add(index_internal::kIndexIds, 0, ids.data(), ids.size() * sizeof(uint64_t));
+  add(index_internal::kIndexCodes, 0, compact.codes.data(),
+      compact.codes.size() * sizeof(uint64_t));
   for (int t = 0; t < layout.tables(); ++t) {
-    const TableView& table = segment.table(t);
+    const TableView& table = run.table(t);
     const auto u = static_cast<uint32_t>(t);
-    add(kDirectory, u, table.directory.data(), table.directory.size_bytes());
-    add(kFragments, u, table.fragments.data(), table.fragments.size_bytes());
-    add(kRows, u, table.rows.data(), table.rows.size_bytes());
+    add(index_internal::kIndexDirectory, u, table.directory.data(), table.directory.size_bytes());
+    add(index_internal::kIndexFragments, u, table.fragments.data(), table.fragments.size_bytes());
+    add(index_internal::kIndexRows, u, table.rows.data(), table.rows.size_bytes());
   }
   size_t offset = AlignUp(kHeaderBytes + sections.size() * kSectionEntryBytes);
   for (Section& section : sections) {
     section.offset = offset;
     offset = AlignUp(offset + section.bytes);
   }
-  const std::string header =
-      EncodeHeader(layout.design(), segment.prefix_bits(), ids.size(), sections);
+  const std::string header = EncodeHeader(layout.design(), run.prefix_bits(), ids.size(), sections);
 
   std::string zeros;
   out->Write(header);

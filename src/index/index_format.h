@@ -13,6 +13,18 @@ inline constexpr uint32_t kIndexVersion = 1;
 inline constexpr size_t kIndexHeaderBytes = 128;
 inline constexpr size_t kIndexChecksumOffset = 120;
 inline constexpr size_t kIndexSectionEntryBytes = 32;
+// Every section starts at a multiple of this many bytes.
+inline constexpr size_t kIndexSectionAlignment = 64;
+
+// The kind field of a section table entry. Sections come in this order: ids, codes, then for each
+// table: directory, fragments, rows.
+enum IndexSectionKind : uint32_t {
+  kIndexIds = 1,
+  kIndexCodes = 2,
+  kIndexDirectory = 3,
+  kIndexFragments = 4,
+  kIndexRows = 5,
+};
 
 }  // namespace neardup::index_internal
 

@@ -14,9 +14,9 @@
 namespace neardup {
 namespace {
 
+using index_internal::IndexRun;
 using index_internal::Layout;
 using index_internal::PermutedTableIndex;
-using index_internal::Segment;
 using index_internal::TableView;
 
 constexpr auto& kMagic = index_internal::kIndexMagic;
@@ -142,7 +142,7 @@ Result<const uint8_t*> SectionData(const FileBytes& file, const std::string& pat
   const uint64_t size = Get<uint64_t>(p, at + 16);
   const std::string name = "section " + std::to_string(s);
   if (Get<uint32_t>(p, at) != kind || Get<uint32_t>(p, at + 4) != table || size != bytes ||
-      offset % 64 != 0) {
+      offset % index_internal::kIndexSectionAlignment != 0) {
     return Status::Corruption(path + ": " + name +
                               " has an unexpected kind, table, size or alignment");
   }
@@ -199,9 +199,9 @@ Result<std::unique_ptr<Index>> LoadIndex(const std::string& path, const LoadOpti
   const bool verify = options.verify_checksums;
   NEARDUP_RETURN_IF_ERROR(CheckTiling(bytes, path, h.sections));
 
-  auto ids = SectionData(bytes, path, 0, 1, 0, n * 8, verify);
+  auto ids = SectionData(bytes, path, 0, index_internal::kIndexIds, 0, n * 8, verify);
   if (!ids.ok()) return ids.status();
-  auto codes = SectionData(bytes, path, 1, 2, 0, n * 8, verify);
+  auto codes = SectionData(bytes, path, 1, index_internal::kIndexCodes, 0, n * 8, verify);
   if (!codes.ok()) return codes.status();
 
   const uint64_t directory_size = (uint64_t{1} << h.prefix_bits) + 1;
@@ -209,11 +209,14 @@ Result<std::unique_ptr<Index>> LoadIndex(const std::string& path, const LoadOpti
   for (int t = 0; t < layout.tables(); ++t) {
     const auto table = static_cast<uint32_t>(t);
     const uint32_t first = 2 + 3 * table;
-    auto directory = SectionData(bytes, path, first, 3, table, directory_size * 4, verify);
+    auto directory = SectionData(bytes, path, first, index_internal::kIndexDirectory, table,
+                                 directory_size * 4, verify);
     if (!directory.ok()) return directory.status();
-    auto fragments = SectionData(bytes, path, first + 1, 4, table, n * 4, verify);
+    auto fragments = SectionData(bytes, path, first + 1, index_internal::kIndexFragments, table,
+                                 n * 4, verify);
     if (!fragments.ok()) return fragments.status();
-    auto rows = SectionData(bytes, path, first + 2, 5, table, n * 4, verify);
+    auto rows = SectionData(bytes, path, first + 2, index_internal::kIndexRows, table, n * 4,
+                            verify);
     if (!rows.ok()) return rows.status();
     TableView view{{reinterpret_cast<const uint32_t*>(*directory), directory_size},
                    {reinterpret_cast<const uint32_t*>(*fragments), n},
@@ -238,10 +241,10 @@ Result<std::unique_ptr<Index>> LoadIndex(const std::string& path, const LoadOpti
     tables.push_back(view);
   }
   const uint64_t table_bytes = bytes.size() - 16 * n;  // ids and codes are copied, not shared
-  auto segment = Segment::FromViews(h.prefix_bits, n, static_cast<uint32_t>(n), std::move(tables),
-                                    *file, table_bytes);
+  auto run = IndexRun::FromViews(h.prefix_bits, n, static_cast<uint32_t>(n), std::move(tables),
+                                 *file, table_bytes);
   auto index = std::make_unique<PermutedTableIndex>(h.design, options.index);
-  index->Adopt(std::move(segment), {reinterpret_cast<const uint64_t*>(*ids), n},
+  index->Adopt(std::move(run), {reinterpret_cast<const uint64_t*>(*ids), n},
                {reinterpret_cast<const uint64_t*>(*codes), n});
   return std::unique_ptr<Index>(std::move(index));
 }

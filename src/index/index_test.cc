@@ -131,7 +131,7 @@ TEST(PermutedTableIndexTest, InsertsRemovesAndMergesStayExact) {
       std::vector<bool> live(n, false);
       IndexOptions options;
       options.design = TableDesign::Even(5, 2);
-      options.merge_threshold = 97;  // many merges, into the delta and into the main segment
+      options.merge_threshold = 97;  // many merges, into the delta and into the main run
       options.background_merge = background;
       auto made = NewPermutedTableIndex(options);
       ASSERT_TRUE(made.ok());

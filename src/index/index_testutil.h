@@ -11,10 +11,9 @@
 #include <vector>
 
 #include "neardup/index.h"
+#include "testutil.h"
 
 namespace neardup::testing {
-
-inline bool Sanitized() { return std::getenv("NEARDUP_SANITIZED") != nullptr; }
 
 // Flips `bits` distinct random bits of code.
 inline uint64_t FlipBits(uint64_t code, int bits, std::mt19937_64& rng) {

@@ -25,8 +25,9 @@
 
 #include "index/huge_page_array.h"
 #include "index/layout.h"
+#include "index/run.h"
 #include "simhash/kernels.h"
-#include "index/segment.h"
+#include "util/parallel.h"
 
 namespace neardup {
 namespace {
@@ -256,7 +257,7 @@ class Joiner {
     Scatter(table, split);
     const size_t buckets = bucket_starts_.size() - 1;
     std::atomic<size_t> next{0};
-    index_internal::ParallelFor(workers_.size(), threads_, [&](size_t w) {
+    util_internal::ParallelFor(workers_.size(), threads_, [&](size_t w) {
       Worker& worker = workers_[w];
       for (size_t first = next.fetch_add(kBucketsPerGrab); first < buckets;
            first = next.fetch_add(kBucketsPerGrab)) {
@@ -296,7 +297,7 @@ class Joiner {
     const size_t chunks = chunk_counts_.size();
     auto permuted = [&](size_t i) { return layout_.Permute(table, codes_[i]); };
     auto chunk_begin = [&](size_t c) { return n * c / chunks; };
-    index_internal::ParallelFor(chunks, threads_, [&](size_t c) {
+    util_internal::ParallelFor(chunks, threads_, [&](size_t c) {
       std::vector<uint32_t>& counts = chunk_counts_[c];
       counts.assign(buckets, 0);
       for (size_t i = chunk_begin(c); i < chunk_begin(c + 1); ++i) {
@@ -314,7 +315,7 @@ class Joiner {
       }
     }
     bucket_starts_[buckets] = sum;
-    index_internal::ParallelFor(chunks, threads_, [&](size_t c) {
+    util_internal::ParallelFor(chunks, threads_, [&](size_t c) {
       // Software write-combining: each bucket's entries gather in a cache line, written out whole.
       std::vector<uint32_t>& cursor = chunk_counts_[c];
       const std::vector<uint32_t> first(cursor);
@@ -372,7 +373,7 @@ Result<std::vector<Pair>> FindAllPairs(std::span<const uint64_t> fingerprints, i
   constexpr size_t kMinRowsPerThread = size_t{1} << 16;
   const int threads =
       static_cast<int>(std::clamp<size_t>(fingerprints.size() / kMinRowsPerThread, 1,
-                                          index_internal::ResolveThreads(options.threads)));
+                                          ResolveThreads(options.threads)));
   Joiner joiner(layout, fingerprints, k, threads);
   for (int t = 0; t < layout.tables(); ++t) joiner.JoinTable(t);
   return joiner.TakePairs();

@@ -3,13 +3,14 @@
 #include <algorithm>
 
 #include "simhash/kernels.h"
+#include "util/parallel.h"
 
 namespace neardup::index_internal {
 namespace {
 
 constexpr size_t kDefaultMergeThreshold = 2048;
 constexpr uint32_t kMaxRows = 0xFFFFFFFEu;
-// A delta segment is folded into the main one once it would exceed main / kDeltaRatio.
+// A delta run is folded into the main one once it would exceed main / kDeltaRatio.
 constexpr size_t kDeltaRatio = 8;
 
 }  // namespace
@@ -30,7 +31,7 @@ BatchResult RunBatch(std::span<const uint64_t> queries, int threads, size_t grou
     QueryStats stats;
   };
   std::vector<ChunkResult> parts(chunks);
-  ParallelFor(chunks, threads, [&](size_t c) {
+  util_internal::ParallelFor(chunks, threads, [&](size_t c) {
     ChunkResult& part = parts[c];
     const size_t end = std::min(queries.size(), (c + 1) * kChunk);
     for (size_t q = c * kChunk; q < end; q += group_size) {
@@ -107,8 +108,8 @@ Status PermutedTableIndex::BulkBuild(std::span<const uint64_t> ids,
     }
   });
   const auto n = static_cast<uint32_t>(ids.size());
-  auto segment = Segment::Build(layout_, PrefixBitsFor(n), codes_.Snapshot(), 0, n, nullptr, {},
-                                options_.build_threads);
+  auto run = IndexRun::Build(layout_, PrefixBitsFor(n), codes_.Snapshot(), 0, n, nullptr, {},
+                             options_.build_threads);
   map_builder.join();
   if (!status.ok()) {
     ids_.clear();
@@ -117,20 +118,20 @@ Status PermutedTableIndex::BulkBuild(std::span<const uint64_t> ids,
     return status;
   }
   id_map_ready_ = true;
-  if (n > 0) segments_ = {std::move(segment)};
+  if (n > 0) runs_ = {std::move(run)};
   merging_first_ = buffer_first_ = n;
   live_ = n;
   return Status::OK();
 }
 
-void PermutedTableIndex::Adopt(std::shared_ptr<const Segment> segment,
-                               std::span<const uint64_t> ids, std::span<const uint64_t> codes) {
+void PermutedTableIndex::Adopt(std::shared_ptr<const IndexRun> run, std::span<const uint64_t> ids,
+                               std::span<const uint64_t> codes) {
   std::unique_lock lock(mutex_);
   ids_.assign(ids.begin(), ids.end());
   codes_.Assign(codes);
   live_ = ids_.size();
-  segments_.clear();
-  if (segment->size() > 0) segments_.push_back(std::move(segment));
+  runs_.clear();
+  if (run->size() > 0) runs_.push_back(std::move(run));
   merging_first_ = buffer_first_ = static_cast<uint32_t>(ids_.size());
   id_map_ready_ = false;  // built on the first Insert or Remove, so opening stays fast
 }
@@ -189,27 +190,27 @@ void PermutedTableIndex::MaybeStartMerge(std::unique_lock<std::shared_mutex>& lo
 
 void PermutedTableIndex::MergeLoop(std::unique_lock<std::shared_mutex>& lock) {
   while (ids_.size() - buffer_first_ >= MergeThreshold()) {
-    // Freeze the buffer; merge it with the delta segment, or with everything when the delta would
-    // grow past 1/kDeltaRatio of the main segment.
+    // Freeze the buffer; merge it with the delta run, or with everything when the delta would
+    // grow past 1/kDeltaRatio of the main run.
     merging_first_ = buffer_first_;
     const auto end = static_cast<uint32_t>(ids_.size());
     buffer_first_ = end;
-    size_t keep = segments_.size();
-    if (!segments_.empty()) {
-      const size_t main = segments_.front()->size();
-      const size_t delta = segments_.size() > 1 ? segments_.back()->size() : 0;
+    size_t keep = runs_.size();
+    if (!runs_.empty()) {
+      const size_t main = runs_.front()->size();
+      const size_t delta = runs_.size() > 1 ? runs_.back()->size() : 0;
       keep = (delta + (end - merging_first_)) * kDeltaRatio > main ? 0 : 1;
     }
-    const uint32_t first = keep < segments_.size() ? segments_[keep]->first_row() : merging_first_;
+    const uint32_t first = keep < runs_.size() ? runs_[keep]->first_row() : merging_first_;
     const RowSet removed = removed_;
     const CodeView codes = codes_.Snapshot();
     const size_t entries = end - first;
     if (options_.background_merge) lock.unlock();
-    auto merged = Segment::Build(layout_, PrefixBitsFor(entries), codes, first, end, &removed, {},
-                                 options_.background_merge ? 1 : options_.build_threads);
+    auto merged = IndexRun::Build(layout_, PrefixBitsFor(entries), codes, first, end, &removed, {},
+                                  options_.background_merge ? 1 : options_.build_threads);
     if (options_.background_merge) lock.lock();
-    segments_.resize(keep);
-    if (merged->size() > 0) segments_.push_back(std::move(merged));
+    runs_.resize(keep);
+    if (merged->size() > 0) runs_.push_back(std::move(merged));
     merging_first_ = buffer_first_;
     ++merges_;
   }
@@ -228,13 +229,13 @@ Status PermutedTableIndex::Flush() {
     }
     lock.lock();
   }
-  if (buffer_first_ == ids_.size() && segments_.size() <= 1) return Status::OK();
-  // Merge everything into one segment, synchronously.
+  if (buffer_first_ == ids_.size() && runs_.size() <= 1) return Status::OK();
+  // Merge everything into one run, synchronously.
   const auto end = static_cast<uint32_t>(ids_.size());
-  auto merged = Segment::Build(layout_, PrefixBitsFor(live_), codes_.Snapshot(), 0, end, &removed_,
-                               {}, options_.build_threads);
-  segments_.clear();
-  if (merged->size() > 0) segments_.push_back(std::move(merged));
+  auto merged = IndexRun::Build(layout_, PrefixBitsFor(live_), codes_.Snapshot(), 0, end, &removed_,
+                                {}, options_.build_threads);
+  runs_.clear();
+  if (merged->size() > 0) runs_.push_back(std::move(merged));
   merging_first_ = buffer_first_ = end;
   ++merges_;
   return Status::OK();
@@ -268,11 +269,11 @@ void PermutedTableIndex::ScanRows(uint32_t first, uint32_t end, uint64_t query, 
 void PermutedTableIndex::QueryGroupLocked(std::span<const uint64_t> queries, int k,
                                           std::vector<Match>* out, std::vector<size_t>* counts,
                                           QueryStats* stats) const {
-  // Matches of the segments tagged with their query, then grouped per query (stably).
+  // Matches of the runs tagged with their query, then grouped per query (stably).
   thread_local std::vector<std::pair<uint32_t, Match>> tagged;
   tagged.clear();
-  for (const auto& segment : segments_) {
-    segment->QueryGroup(
+  for (const auto& run : runs_) {
+    run->QueryGroup(
         layout_, codes_, queries.data(), queries.size(), k, stats,
         [&](uint32_t row) {
           __builtin_prefetch(&codes_.at(row));
@@ -284,7 +285,7 @@ void PermutedTableIndex::QueryGroupLocked(std::span<const uint64_t> queries, int
           }
         });
   }
-  if (segments_.size() > 1) {
+  if (runs_.size() > 1) {
     std::stable_sort(tagged.begin(), tagged.end(),
                      [](const auto& a, const auto& b) { return a.first < b.first; });
   }
@@ -326,7 +327,7 @@ Result<BatchResult> PermutedTableIndex::QueryBatch(std::span<const uint64_t> fin
   NEARDUP_RETURN_IF_ERROR(CheckK(k));
   std::shared_lock lock(mutex_);
   BatchResult result = RunBatch(
-      fingerprints, threads, Segment::kGroup,
+      fingerprints, threads, IndexRun::kGroup,
       [&](std::span<const uint64_t> group, std::vector<Match>* out, std::vector<size_t>* counts,
           QueryStats* stats) { QueryGroupLocked(group, k, out, counts, stats); });
   RecordStats(result.stats);
@@ -343,7 +344,7 @@ IndexStats PermutedTableIndex::Stats() const {
   stats.max_exact_k = layout_.design().max_exact_k();
   uint64_t memory = ids_.capacity() * sizeof(uint64_t) + codes_.memory_bytes() +
                     removed_.memory_bytes() + id_map_.memory_bytes();
-  for (const auto& segment : segments_) memory += segment->memory_bytes();
+  for (const auto& run : runs_) memory += run->memory_bytes();
   stats.memory_bytes = memory;
   stats.queries.queries = total_queries_.load(std::memory_order_relaxed);
   stats.queries.tables_probed = total_probed_.load(std::memory_order_relaxed);
@@ -364,9 +365,9 @@ PermutedTableIndex::Compact PermutedTableIndex::Compacted() const {
     compact.ids.push_back(ids_[row]);
     compact.codes.push_back(codes_[row]);
   }
-  compact.segment =
-      Segment::Build(layout_, PrefixBitsFor(live_), codes_.Snapshot(), 0,
-                     static_cast<uint32_t>(ids_.size()), &removed_, remap, options_.build_threads);
+  compact.run =
+      IndexRun::Build(layout_, PrefixBitsFor(live_), codes_.Snapshot(), 0,
+                      static_cast<uint32_t>(ids_.size()), &removed_, remap, options_.build_threads);
   return compact;
 }
 

@@ -2,13 +2,13 @@
 //
 // Rows number the inserts (0, 1, ...): ids_[row] is the user id, codes_[row] the fingerprint,
 // removed_ marks removed rows (tombstones) and id_map_ finds the row of an id. The rows are
-// covered, in order, by immutable sorted Segments (a large "main" one, then at most one smaller
-// "delta"), then a frozen range being merged in the background, then the write buffer; the last two
-// are scanned by brute force.
+// covered, in order, by immutable sorted runs (IndexRun: a large "main" one, then at most one
+// smaller "delta"), then a frozen range being merged in the background, then the write buffer; the
+// last two are scanned by brute force.
 //
-// Merges (background thread): a full buffer is frozen and merged with the delta segment into a new
-// delta or, once the delta would exceed 1/8 of the main segment, with both into a new main. Queries
-// keep using the old segments until the new one replaces them under a short exclusive lock.
+// Merges (background thread): a full buffer is frozen and merged with the delta run into a new
+// delta or, once the delta would exceed 1/8 of the main run, with both into a new main. Queries
+// keep using the old runs until the new one replaces them under a short exclusive lock.
 // Appending to codes_ never moves earlier rows, so a merge reads them without the lock.
 #ifndef NEARDUP_INDEX_PERMUTED_TABLE_INDEX_H_
 #define NEARDUP_INDEX_PERMUTED_TABLE_INDEX_H_
@@ -24,7 +24,7 @@
 #include "index/chunked_array.h"
 #include "index/id_map.h"
 #include "index/layout.h"
-#include "index/segment.h"
+#include "index/run.h"
 #include "neardup/index.h"
 
 namespace neardup::index_internal {
@@ -46,13 +46,13 @@ class PermutedTableIndex final : public Index {
   // Fills an empty index with rows 0..n-1. InvalidArgument naming a repeated id.
   Status BulkBuild(std::span<const uint64_t> ids, std::span<const uint64_t> codes);
 
-  // Fills an empty index from a file: `segment` covers rows 0..ids.size()-1 densely.
-  void Adopt(std::shared_ptr<const Segment> segment, std::span<const uint64_t> ids,
+  // Fills an empty index from a file: `run` covers rows 0..ids.size()-1 densely.
+  void Adopt(std::shared_ptr<const IndexRun> run, std::span<const uint64_t> ids,
              std::span<const uint64_t> codes);
 
-  // Everything stored, compacted: one segment over dense rows 0..n-1, with their ids and codes.
+  // Everything stored, compacted: one run over dense rows 0..n-1, with their ids and codes.
   struct Compact {
-    std::shared_ptr<const Segment> segment;
+    std::shared_ptr<const IndexRun> run;
     std::vector<uint64_t> ids;
     std::vector<uint64_t> codes;
   };
@@ -62,7 +62,7 @@ class PermutedTableIndex final : public Index {
 
  private:
   Status CheckK(int k) const;
-  // Appends the matches of queries (at most Segment::kGroup) in turn, each query's unsorted, and
+  // Appends the matches of queries (at most IndexRun::kGroup) in turn, each query's unsorted, and
   // their number to *counts. Shared lock held.
   void QueryGroupLocked(std::span<const uint64_t> queries, int k, std::vector<Match>* out,
                         std::vector<size_t>* counts, QueryStats* stats) const;
@@ -81,7 +81,7 @@ class PermutedTableIndex final : public Index {
   const IndexOptions options_;
 
   mutable std::shared_mutex mutex_;
-  std::vector<std::shared_ptr<const Segment>> segments_;  // ascending rows: main, then delta
+  std::vector<std::shared_ptr<const IndexRun>> runs_;  // ascending rows: main, then delta
   uint32_t merging_first_ = 0;  // rows merging_first_ .. buffer_first_-1 are being merged
   uint32_t buffer_first_ = 0;   // rows buffer_first_ .. size-1 are the write buffer
   std::vector<uint64_t> ids_;

@@ -1,36 +1,27 @@
-// Internal test helper: files in a fresh temporary directory, removed with the object.
+// Internal test helper: files in a fresh temporary directory (testing::TempDir), removed with the
+// object.
 #ifndef NEARDUP_SEGMENT_TEST_FILES_H_
 #define NEARDUP_SEGMENT_TEST_FILES_H_
 
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <string>
 #include <string_view>
 
+#include "testutil.h"
+
 namespace neardup::testing {
 
-class TempFiles {
+class TempFiles : public TempDir {
  public:
-  TempFiles() {
-    std::string pattern = (std::filesystem::temp_directory_path() / "neardup-test-XXXXXX").string();
-    dir_ = ::mkdtemp(pattern.data()) != nullptr ? pattern : std::string();
-  }
-  ~TempFiles() {
-    std::error_code ignored;
-    if (!dir_.empty()) std::filesystem::remove_all(dir_, ignored);
-  }
-  // Writes `content` to `name` in the directory and returns its path.
+  // Writes `content` to `name` in the directory (creating its subdirectories) and returns its path.
   std::string Write(const std::string& name, std::string_view content) const {
-    const std::string path = dir_ + "/" + name;
+    const std::string path = Path(name);
     std::filesystem::create_directories(std::filesystem::path(path).parent_path());
     std::ofstream(path, std::ios::binary) << content;
     return path;
   }
-  const std::string& dir() const { return dir_; }
-
- private:
-  std::string dir_;
+  const std::string& dir() const { return path(); }
 };
 
 // A small HMM model directory (prob_start.py, prob_trans.py, prob_emit.py) in jieba's format.

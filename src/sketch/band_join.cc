@@ -5,6 +5,7 @@
 #include <memory>
 #include <thread>
 
+#include "neardup/cpu.h"
 #include "neardup/sketch.h"
 
 namespace neardup {
@@ -169,9 +170,7 @@ Result<std::vector<SimilarPair>> FindSimilarPairs(const Sketcher& sketcher,
       JoinBand(work, j, &values, &scratch, &found[j], &band_stats[j]);
     }
   };
-  const int threads = std::clamp(
-      options.threads > 0 ? options.threads : static_cast<int>(std::thread::hardware_concurrency()),
-      1, static_cast<int>(bands));
+  const int threads = std::clamp(ResolveThreads(options.threads), 1, static_cast<int>(bands));
   std::vector<std::thread> pool;
   for (int t = 1; t < threads; ++t) pool.emplace_back(worker);
   worker();

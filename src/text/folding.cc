@@ -23,10 +23,6 @@ long SingleCodePoint(std::string_view s) {
   return length > 0 && static_cast<size_t>(length) == s.size() ? static_cast<long>(cp) : -1;
 }
 
-bool EndsWith(std::string_view s, std::string_view suffix) {
-  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
-}
-
 }  // namespace
 
 CharacterFolding::CharacterFolding() : page_of_(kCodePoints >> kPageBits, -1) {}
@@ -108,7 +104,7 @@ Result<std::unique_ptr<CharacterFolding>> CharacterFolding::Load(const std::stri
                             "libopencc-data, name another table, or turn folding off)");
   }
   std::unique_ptr<CharacterFolding> folding(new CharacterFolding());
-  NEARDUP_RETURN_IF_ERROR(EndsWith(path, ".ocd2") ? LoadOpenccBinary(path, folding.get())
+  NEARDUP_RETURN_IF_ERROR(path.ends_with(".ocd2") ? LoadOpenccBinary(path, folding.get())
                                                   : LoadText(path, folding.get()));
   if (folding->entries_ == 0) return Status::Corruption(path + ": no single-character entries");
   return folding;

@@ -10,6 +10,8 @@
 #include <cstring>
 #include <random>
 
+#include "neardup/format.h"
+
 namespace neardup::util_internal {
 namespace {
 
@@ -82,10 +84,9 @@ void CacheKey::AddText(std::string_view text) {
 }
 
 std::string CacheKey::FileName() const {
-  char hex[17];
-  std::snprintf(hex, sizeof hex, "%016llx",
-                static_cast<unsigned long long>(XXH3_64bits(identity_.data(), identity_.size())));
-  return kind_ + "-" + hex + ".bin";
+  std::string name = kind_ + "-";
+  AppendHex64(XXH3_64bits(identity_.data(), identity_.size()), &name);
+  return name + ".bin";
 }
 
 CacheReader::CacheReader(std::FILE* file, uint64_t size)

@@ -1,4 +1,4 @@
-// A Segment is an immutable sorted part of a PermutedTableIndex, covering the rows first_row() ..
+// An IndexRun is an immutable sorted part of a PermutedTableIndex, covering the rows first_row() ..
 // end_row() - 1 (rows number the inserts; removed rows are left out). For every table of the design
 // it holds the rows ordered by their bucket, the leading prefix_bits of the table's permuted code
 // (key blocks first), with:
@@ -10,8 +10,8 @@
 // verifies those with the full code: exact, and the scan reads 4 bytes per candidate.
 //
 // Thread safety: immutable after construction; any number of threads may query it.
-#ifndef NEARDUP_INDEX_SEGMENT_H_
-#define NEARDUP_INDEX_SEGMENT_H_
+#ifndef NEARDUP_INDEX_RUN_H_
+#define NEARDUP_INDEX_RUN_H_
 
 #include <algorithm>
 #include <bit>
@@ -57,7 +57,7 @@ struct TableView {
 
 using CodeView = ChunkedArray<uint64_t>::View;
 
-class Segment {
+class IndexRun {
  public:
   static constexpr size_t kGroup = 16;           // queries whose misses QueryGroup overlaps
   static constexpr size_t kPrefetchBytes = 512;  // of each range, prefetched ahead of the scan
@@ -65,18 +65,18 @@ class Segment {
   // Sorts rows first_row .. end_row - 1 of codes (skipping rows in `removed`, which may be null)
   // into the tables of the layout, on `threads` threads. Inside a bucket rows keep ascending order.
   // A non-empty `remap` stores remap[r] instead of every row r.
-  static std::shared_ptr<const Segment> Build(const Layout& layout, int prefix_bits,
-                                              const CodeView& codes, uint32_t first_row,
-                                              uint32_t end_row, const RowSet* removed,
-                                              std::span<const uint32_t> remap, int threads);
+  static std::shared_ptr<const IndexRun> Build(const Layout& layout, int prefix_bits,
+                                               const CodeView& codes, uint32_t first_row,
+                                               uint32_t end_row, const RowSet* removed,
+                                               std::span<const uint32_t> remap, int threads);
 
-  // A segment over memory owned by `owner` (e.g. a mapped file), already checked for consistency:
+  // A run over memory owned by `owner` (e.g. a mapped file), already checked for consistency:
   // directories of 2^prefix_bits + 1 non-decreasing offsets ending at size, fragments and rows of
   // size entries, rows < end_row.
-  static std::shared_ptr<const Segment> FromViews(int prefix_bits, size_t size, uint32_t end_row,
-                                                  std::vector<TableView> tables,
-                                                  std::shared_ptr<const void> owner,
-                                                  uint64_t memory_bytes);
+  static std::shared_ptr<const IndexRun> FromViews(int prefix_bits, size_t size, uint32_t end_row,
+                                                   std::vector<TableView> tables,
+                                                   std::shared_ptr<const void> owner,
+                                                   uint64_t memory_bytes);
 
   int prefix_bits() const { return prefix_bits_; }
   size_t size() const { return size_; }
@@ -174,11 +174,6 @@ class Segment {
   uint64_t memory_bytes_ = 0;
 };
 
-// Runs body(i) for i in 0..count-1 on up to `threads` threads (0: hardware concurrency).
-void ParallelFor(size_t count, int threads, const std::function<void(size_t)>& body);
-
-int ResolveThreads(int threads);
-
 }  // namespace neardup::index_internal
 
-#endif  // NEARDUP_INDEX_SEGMENT_H_
+#endif  // NEARDUP_INDEX_RUN_H_
