@@ -198,27 +198,36 @@ else
 fi
 
 # --- SIGTERM and SIGINT: exit 143 / 130, temporary files and folders removed
+# Standard input is a FIFO this script holds open (descriptor 8), so the command is still reading (dedup:
+# copying it to $TMPDIR) when the signal comes; its writing end is closed afterwards.
+hold() { rm -f "$T/stdin.fifo"; mkfifo "$T/stdin.fifo"; }
 for signal in TERM INT; do
   want=$([[ $signal == TERM ]] && echo 143 || echo 130)
-  # Standard input stays open, so the job is still reading (copying it to $TMPDIR) when the signal comes.
-  "$ND" dedup - -o "$T/sig.txt" --dups "$T/sig.tsv" >"$T/out" 2>"$T/err" < <(sleep 30) &
+  hold
+  "$ND" dedup - -o "$T/sig.txt" --dups "$T/sig.tsv" <"$T/stdin.fifo" >"$T/out" 2>"$T/err" &
   pid=$!
+  exec 8>"$T/stdin.fifo"
+  printf 'some text to copy\n' >&8
   sleep 1
   kill -s "$signal" $pid
   wait $pid
   status "signal-$signal" "$want" $?
-  pkill -f "sleep 30" 2>/dev/null
+  exec 8>&-
+  rm -f "$T/stdin.fifo"
   same "signal-$signal-message" "$T/err" "neardup dedup: interrupted by SIG$signal; no output was written"
   check "signal-$signal" "outputs or temporary files were left" only "$T" in.txt keep.txt many.txt long.txt fox.txt out err tmp dev
   check "signal-$signal" "the copy of standard input was left in TMPDIR" only "$TMPDIR"
 done
-"$ND" hash < <(sleep 30) >"$T/out" 2>"$T/err" &
+hold
+"$ND" hash <"$T/stdin.fifo" >"$T/out" 2>"$T/err" &
 pid=$!
+exec 8>"$T/stdin.fifo"
 sleep 0.5
 kill -TERM $pid
 wait $pid
 status signal-hash-143 143 $?
-pkill -f "sleep 30" 2>/dev/null
+exec 8>&-
+rm -f "$T/stdin.fifo"
 check signals "outputs or temporary files were left" only "$T" in.txt keep.txt many.txt long.txt fox.txt out err tmp dev
 
 # --- documents without features: the default dedup runs on real corpora with blank and symbol lines
