@@ -288,7 +288,7 @@ Status Job::DeclareOutputs() {
     OutputFile** file;
     bool regular_only;
   };
-  const std::string ids_path = options_.save_index.empty() ? "" : options_.save_index + ".ids";
+  const std::string ids_path = options_.save_index.empty() ? "" : IdTablePath(options_.save_index);
   const Declared outputs[] = {{options_.kept_path, "kept output", &kept_out_, false},
                               {options_.dups_path, "dups output", &dups_out_, false},
                               {options_.clusters_path, "clusters output", &clusters_out_, false},
@@ -305,7 +305,7 @@ Status Job::DeclareOutputs() {
   std::vector<std::string> inputs = options_.inputs;
   for (const std::string& index : options_.against_indexes) {
     inputs.push_back(index);
-    inputs.push_back(index + ".ids");
+    inputs.push_back(IdTablePath(index));
   }
   return outputs_.CheckNotInputs(inputs);
 }
@@ -357,7 +357,7 @@ Status Job::MatchIndexes() {
     const std::string& path = options_.against_indexes[i];
     auto index = LoadIndex(path);
     if (!index.ok()) return index.status();
-    auto ids = dedup_internal::IdTable::Load(path + ".ids");
+    auto ids = dedup_internal::IdTable::Load(IdTablePath(path));
     if (!ids.ok() && ids.status().code() != Status::Code::kNotFound) return ids.status();
     index_ids_.push_back(ids.ok() ? std::move(*ids) : dedup_internal::IdTable());
     auto result = (*index)->QueryBatch(table_.fingerprints, options_.k, threads_);

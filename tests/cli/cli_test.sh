@@ -6,8 +6,8 @@ ND=$1
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
-passed=0
-failed=0
+# shellcheck source=testlib.sh
+source "$(dirname "$0")/testlib.sh"
 
 # run NAME EXPECTED_EXIT STDIN_FILE -- COMMAND...: runs it, keeping stdout in $T/out and stderr in $T/err.
 run() {
@@ -21,13 +21,6 @@ run() {
   fi
   return 0
 }
-fail() {
-  echo "FAIL $1: $2"
-  echo "  stdout: $(head -c 400 "$T/out")"
-  echo "  stderr: $(head -c 400 "$T/err")"
-  failed=$((failed + 1))
-}
-ok() { passed=$((passed + 1)); }
 # expect NAME FILE PATTERN: FILE contains the fixed string PATTERN.
 expect() {
   if grep -qF -- "$3" "$2"; then ok; else fail "$1" "$(basename "$2") lacks '$3'"; fi

@@ -13,16 +13,9 @@ M=$(mktemp -d)  # a tiny file system is mounted here where mounting is allowed
 trap 'umount "$M" 2>/dev/null; rm -rf "$T" "$M"' EXIT
 export TMPDIR=$T/tmp  # every temporary folder of the runs below lands here, to be checked
 mkdir -p "$TMPDIR"
-passed=0
-failed=0
+# shellcheck source=testlib.sh
+source "$(dirname "$0")/testlib.sh"
 
-fail() {
-  echo "FAIL $1: $2"
-  echo "  stdout: $(head -c 400 "$T/out" 2>/dev/null)"
-  echo "  stderr: $(head -c 400 "$T/err" 2>/dev/null)"
-  failed=$((failed + 1))
-}
-ok() { passed=$((passed + 1)); }
 # check NAME CONDITION_DESCRIPTION COMMAND...: the command (a test) succeeds.
 check() {
   local name=$1 what=$2
