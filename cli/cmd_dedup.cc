@@ -165,23 +165,23 @@ void PrintSummary(const DedupReport& r, const DedupFlags& flags) {
   std::fputs(s.c_str(), stderr);
 }
 
-// The fingerprint flags start at the accurate design's features (character 5-grams, distinct, t2s
-// folding), so that --help shows them; with --method simhash the flags the user did not give take the
-// classic values instead (word 3-grams, occurrences, no folding: FingerprintOptions{}).
-FingerprintFlags AccurateFingerprintFlags() {
-  const FingerprintOptions accurate = AccurateFingerprintOptions();
+// The feature flags of a method's default features (neardup/method.h: DefaultFeatures).
+FingerprintFlags MethodFeatureFlags(DedupMethod method) {
+  const FingerprintOptions features = DefaultFeatures(method);
   FingerprintFlags f;
-  f.mode = std::string(FeatureModeName(accurate.mode));
-  f.shingle_unit = std::string(ShingleUnitName(accurate.shingle_unit));
-  f.shingle_size = accurate.shingle_size;
-  f.weighting = std::string(FeatureWeightingName(accurate.weighting));
-  f.fold = accurate.fold_traditional ? "t2s" : "none";
+  f.mode = std::string(FeatureModeName(features.mode));
+  f.shingle_unit = std::string(ShingleUnitName(features.shingle_unit));
+  f.shingle_size = features.shingle_size;
+  f.weighting = std::string(FeatureWeightingName(features.weighting));
+  f.fold = features.fold_traditional ? "t2s" : "none";
   return f;
 }
 
+// The feature flags start at the accurate method's (so that --help shows them); with --method simhash
+// the flags the user did not give take the classic method's values instead.
 void ApplyMethodDefaults(const CLI::App& command, DedupFlags* flags) {
   if (flags->method != "simhash") return;
-  const FingerprintFlags classic;
+  const FingerprintFlags classic = MethodFeatureFlags(DedupMethod::kSimhash);
   FingerprintFlags& f = flags->fingerprint;
   if (command.count("--mode") == 0) f.mode = classic.mode;
   if (command.count("--shingle-unit") == 0) f.shingle_unit = classic.shingle_unit;
@@ -203,12 +203,12 @@ int RunDedupCommand(const DedupFlags& flags) {
   options.max_line_bytes = flags.max_line_bytes;
   auto fingerprint = ToOptions(flags.fingerprint);
   if (!fingerprint.ok()) return ReportError("dedup", fingerprint.status());
-  options.fingerprint = *fingerprint;
+  options.similarity.features = *fingerprint;
   auto method = ParseDedupMethod(flags.method);
   if (!method.ok()) return ReportError("dedup", method.status());
-  options.method = *method;
-  options.threshold = flags.threshold;
-  options.k = flags.k;
+  options.similarity.method = *method;
+  options.similarity.threshold = flags.threshold;
+  options.similarity.k = flags.k;
   if (!flags.priority_field.empty()) {
     options.keep = KeepRule::kPriority;
     options.priority_field = flags.priority_field;
@@ -307,7 +307,7 @@ void AddDedupCommand(CLI::App* app, int* exit_code) {
   command->add_option("--max-line-bytes", flags->max_line_bytes, "Longer lines are bad documents (e.g. 64M)")
       ->transform(SizeValidator())
       ->capture_default_str();
-  flags->fingerprint = AccurateFingerprintFlags();
+  flags->fingerprint = MethodFeatureFlags(DedupMethod::kAccurate);
   AddFingerprintFlags(command, &flags->fingerprint);
   command->add_option("--method", flags->method, "accurate (Jaccard sketch) or simhash (Hamming distance)")
       ->check(CLI::IsMember({"accurate", "simhash"}))

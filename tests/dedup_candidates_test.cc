@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "neardup/dedup.h"
+#include "neardup/method.h"
 #include "neardup/simhash.h"
 #include "neardup/sketch.h"
 #include "testutil.h"
@@ -35,22 +36,15 @@ struct SketchedText {
 class Sketches {
  public:
   explicit Sketches(const DedupOptions& dedup) {
-    threshold_ = dedup.threshold;
-    SketchOptions options = dedup.sketch;
-    if (options.rows == 0) options.rows = *ChooseRows(dedup.threshold, options.bands);
-    fingerprinter_ = std::move(Fingerprinter::Create(dedup.fingerprint)).value();
-    sketcher_ = std::move(Sketcher::Create(options)).value();
-    builder_ = fingerprinter_->NewBuilder();
+    signer_ = std::move(DocumentSigner::Create(dedup.similarity)).value();
+    threshold_ = signer_->options().threshold;
+    sketcher_ = signer_->sketcher();
   }
 
   SketchedText Sketch(const std::string& text) {
-    SketchedText out{text, std::vector<uint8_t>(sketcher_->sketch_bytes()),
-                     std::vector<uint32_t>(static_cast<size_t>(sketcher_->options().bands))};
-    builder_->Reset();
-    EXPECT_TRUE(builder_->Update(text).ok());
-    EXPECT_TRUE(builder_->Finish().ok());
-    EXPECT_TRUE(sketcher_->Compute(builder_->DistinctFeatureHashes(), out.sketch, out.keys).ok());
-    return out;
+    auto signature = signer_->Sign(text);
+    EXPECT_TRUE(signature.ok());
+    return SketchedText{text, signature->sketch, signature->band_keys};
   }
 
   // The bands whose keys a and b share.
@@ -70,9 +64,8 @@ class Sketches {
 
  private:
   double threshold_ = 0;
-  std::unique_ptr<Fingerprinter> fingerprinter_;
-  std::unique_ptr<Sketcher> sketcher_;
-  std::unique_ptr<FingerprintBuilder> builder_;
+  std::unique_ptr<DocumentSigner> signer_;
+  const Sketcher* sketcher_ = nullptr;
 };
 
 // `words` with `changes` of them replaced by words of another vocabulary.
@@ -171,7 +164,7 @@ void ExpectEveryPair(DedupOptions options, bool with_one_band_pairs) {
 // Four bands of three rows: pairs near the threshold often share one band only.
 TEST(DedupCandidates, PairsAreEveryBandSharingPairAboveThreshold) {
   DedupOptions options;
-  options.sketch = SketchOptions{1024, 1, 4, 3};
+  options.similarity.sketch = SketchOptions{1024, 1, 4, 3};
   ExpectEveryPair(options, /*with_one_band_pairs=*/true);
 }
 

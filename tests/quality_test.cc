@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "neardup/dedup.h"
+#include "neardup/method.h"
 #include "neardup/input.h"
 #include "neardup/simhash.h"
 #include "neardup/sketch.h"
@@ -63,26 +64,21 @@ Scores ScoreDefaults(const std::string& name) {
   const std::set<std::pair<int, int>> truth = ReadTruth(kDataDir + name + ".truth.tsv");
   // The defaults of DedupOptions, through the library's public pieces.
   const DedupOptions defaults;
-  auto fingerprinter = Fingerprinter::Create(defaults.fingerprint);
-  EXPECT_TRUE(fingerprinter.ok()) << fingerprinter.status().ToString();
-  SketchOptions sketch_options = defaults.sketch;
-  sketch_options.rows = *ChooseRows(defaults.threshold, sketch_options.bands);
-  auto sketcher = Sketcher::Create(sketch_options);
-  EXPECT_TRUE(sketcher.ok());
-  if (!fingerprinter.ok() || !sketcher.ok()) return {};
-  const size_t bytes = (*sketcher)->sketch_bytes(), bands = static_cast<size_t>(sketch_options.bands);
+  auto signer = DocumentSigner::Create(defaults.similarity);
+  EXPECT_TRUE(signer.ok()) << signer.status().ToString();
+  if (!signer.ok()) return {};
+  const size_t bytes = (*signer)->sketch_bytes(), bands = (*signer)->bands();
   std::vector<uint8_t> sketches(texts.size() * bytes);
   std::vector<uint32_t> keys(texts.size() * bands);
-  auto builder = (*fingerprinter)->NewBuilder();
+  DocumentSigner::Session session(**signer);
   for (size_t d = 0; d < texts.size(); ++d) {
-    builder->Reset();
-    EXPECT_TRUE(builder->Update(texts[d]).ok());
-    EXPECT_TRUE(builder->Finish().ok());
-    EXPECT_TRUE((*sketcher)->Compute(builder->DistinctFeatureHashes(),
-                                     std::span(sketches).subspan(d * bytes, bytes),
-                                     std::span(keys).subspan(d * bands, bands)).ok());
+    uint64_t simhash = 0;
+    bool empty = false;
+    EXPECT_TRUE(session.Sign(texts[d], SignatureSlot{&simhash, &empty, std::span(sketches).subspan(d * bytes, bytes),
+                                                     std::span(keys).subspan(d * bands, bands)}).ok());
   }
-  auto pairs = FindSimilarPairs(**sketcher, keys, sketches, {defaults.threshold, 0});
+  const double threshold = (*signer)->options().threshold;
+  auto pairs = FindSimilarPairs(*(*signer)->sketcher(), keys, sketches, {threshold, 0});
   EXPECT_TRUE(pairs.ok());
   const size_t found = pairs.ok() ? pairs->size() : 0;
   size_t correct = 0;

@@ -36,8 +36,7 @@
 #include <string>
 #include <vector>
 
-#include "neardup/simhash.h"
-#include "neardup/sketch.h"
+#include "neardup/method.h"
 #include "neardup/status.h"
 
 namespace neardup {
@@ -46,12 +45,6 @@ enum class InputFormat {
   kAuto,   // JSONL for names ending in .jsonl or .ndjson (before any .gz / .zst), plain text otherwise
   kPlain,  // one document per line, the whole line
   kJsonl,  // one JSON object per line
-};
-
-// How near-duplicate pairs are found (see the top of this file).
-enum class DedupMethod {
-  kAccurate,  // band-key candidates verified by the sketch: estimated Jaccard >= threshold (default)
-  kSimhash,   // fingerprints within k bits
 };
 
 // Which document of a cluster is kept.
@@ -102,18 +95,11 @@ struct DedupOptions {
   std::string text_field = "text";
   uint64_t max_line_bytes = uint64_t{64} << 20;  // longer lines are bad documents
 
-  DedupMethod method = DedupMethod::kAccurate;
-  // Features. The default is the accurate design's (AccurateFingerprintOptions(): character 5-grams,
-  // distinct, Traditional folded to Simplified); kAccurate needs FeatureWeighting::kDistinct. The
-  // classic fingerprint of kSimhash is FingerprintOptions{} (word 3-grams).
-  FingerprintOptions fingerprint = AccurateFingerprintOptions();
-  // kAccurate: pairs whose estimated Jaccard similarity is >= threshold (in (0, 1]).
-  double threshold = 0.8;
-  // kAccurate: the sketch and the banding; rows 0: ChooseRows(threshold, bands) (6 at 0.8).
-  SketchOptions sketch{1024, 1, 20, 0};
-  // kSimhash: pairs within k bits are near-duplicates (0..7). Both methods: a document within k bits
-  // of a fingerprint of an against_indexes index is a duplicate of it (indexes hold fingerprints only).
-  int k = 3;
+  // The method and its settings (neardup/method.h): kAccurate by default, with the features of the
+  // method chosen unless `similarity.features` is set. The job signs documents with a DocumentSigner
+  // of these options. similarity.k is also the distance within which a document matches a
+  // fingerprint of a SimHash index in against_indexes.
+  MethodOptions similarity;
 
   KeepRule keep = KeepRule::kFirst;
   // JSONL numeric field for KeepRule::kPriority (read only for it). A run keeping by priority where no
@@ -202,7 +188,6 @@ struct DedupReport {
 Result<DedupReport> RunDedup(const DedupOptions& options);
 
 Result<KeepRule> ParseKeepRule(std::string_view name);
-Result<DedupMethod> ParseDedupMethod(std::string_view name);  // "accurate" / "simhash"
 Result<InputFormat> ParseInputFormat(std::string_view name);
 
 }  // namespace neardup

@@ -129,22 +129,6 @@ Status CheckOptions(const DedupOptions& options) {
     return Status::InvalidArgument("the saved index is a file with an id file beside it: it cannot be "
                                    "standard output ('-')");
   }
-  if (options.method != DedupMethod::kAccurate && options.method != DedupMethod::kSimhash) {
-    return Status::InvalidArgument("unknown dedup method " + std::to_string(static_cast<int>(options.method)));
-  }
-  if (options.method == DedupMethod::kAccurate) {
-    if (!(options.threshold > 0 && options.threshold <= 1)) {
-      return Status::InvalidArgument("the Jaccard threshold must be in (0, 1], got " +
-                                     std::to_string(options.threshold));
-    }
-    if (options.fingerprint.weighting != FeatureWeighting::kDistinct) {
-      return Status::InvalidArgument("the accurate method sketches distinct features: it needs the "
-                                     "distinct feature weighting");
-    }
-  }
-  if (options.k < 0 || options.k > 7) {
-    return Status::InvalidArgument("k must be between 0 and 7, got " + std::to_string(options.k));
-  }
   if (options.keep == KeepRule::kPriority && options.priority_field.empty()) {
     return Status::InvalidArgument("keeping by priority needs a priority field");
   }
@@ -198,7 +182,7 @@ class Job {
 
  private:
   Status DeclareOutputs();
-  Status Fingerprint(const Fingerprinter& fingerprinter);
+  Status Fingerprint();
   Status CheckFieldsAndIds();
   Status MatchIndexes();
   Status JoinAndCluster();
@@ -224,8 +208,9 @@ class Job {
   }
 
   const DedupOptions& options_;
-  const bool accurate_ = options_.method == DedupMethod::kAccurate;
-  std::unique_ptr<Sketcher> sketcher_;  // kAccurate
+  const bool accurate_ = options_.similarity.method == DedupMethod::kAccurate;
+  std::unique_ptr<DocumentSigner> signer_;
+  const Sketcher* sketcher_ = nullptr;  // kAccurate
   int threads_ = 1;
   ScratchDir scratch_;
   std::vector<InputFile> files_;
@@ -310,10 +295,10 @@ Status Job::DeclareOutputs() {
   return outputs_.CheckNotInputs(inputs);
 }
 
-Status Job::Fingerprint(const Fingerprinter& fingerprinter) {
+Status Job::Fingerprint() {
   const auto start = Clock::now();
   progress_.Stage("fingerprint");
-  NEARDUP_RETURN_IF_ERROR(dedup_internal::ReadDocuments(files_, options_, fingerprinter, sketcher_.get(),
+  NEARDUP_RETURN_IF_ERROR(dedup_internal::ReadDocuments(files_, options_, *signer_,
                                                         threads_, &progress_.documents, &progress_.bytes,
                                                         &table_));
   AddStage("read+fingerprint", start, true);
@@ -360,7 +345,7 @@ Status Job::MatchIndexes() {
     auto ids = dedup_internal::IdTable::Load(IdTablePath(path));
     if (!ids.ok() && ids.status().code() != Status::Code::kNotFound) return ids.status();
     index_ids_.push_back(ids.ok() ? std::move(*ids) : dedup_internal::IdTable());
-    auto result = (*index)->QueryBatch(table_.fingerprints, options_.k, threads_);
+    auto result = (*index)->QueryBatch(table_.fingerprints, options_.similarity.k, threads_);
     if (!result.ok()) return result.status().WithContext(path);
     for (uint32_t d = 0; d < table_.size(); ++d) {
       if (IsEmpty(d)) continue;  // no features: never matched
@@ -402,7 +387,7 @@ Status Job::GroupAndJoinSketches() {
   distinct_ = std::move(table_.fingerprints);
   table_.fingerprints = {};
   BandJoinOptions join;
-  join.threshold = options_.threshold;
+  join.threshold = options_.similarity.threshold;
   join.threads = threads_;
   join.all_pairs = options_.all_pairs || !options_.pairs_path.empty();
   report_.pairs_complete = join.all_pairs;
@@ -428,7 +413,7 @@ Status Job::JoinAndCluster() {
     GroupByFingerprint();
     JoinOptions join;
     join.threads = threads_;
-    auto pairs = FindAllPairs(distinct_, options_.k, join);
+    auto pairs = FindAllPairs(distinct_, options_.similarity.k, join);
     if (!pairs.ok()) return pairs.status();
     pairs_ = std::move(*pairs);
   }
@@ -643,7 +628,7 @@ Status Job::SaveIndex() {
     names.Add(table_.id(d));
   }
   IndexOptions index_options;
-  index_options.max_k = std::max(options_.k, 3);
+  index_options.max_k = std::max(options_.similarity.k, 3);
   index_options.build_threads = threads_;
   auto index = BuildPermutedTableIndex(ids, fingerprints, index_options);
   if (!index.ok()) return index.status();
@@ -656,23 +641,8 @@ Status Job::SaveIndex() {
 
 // The method and its parameters as one line for the report.
 std::string Job::Settings() const {
-  const FingerprintOptions& f = options_.fingerprint;
-  std::string s = accurate_ ? "method=accurate" : "method=simhash";
-  s += " mode=" + std::string(FeatureModeName(f.mode));
-  if (f.mode == FeatureMode::kShingles) {
-    s += ":" + std::string(ShingleUnitName(f.shingle_unit)) + ":" + std::to_string(f.shingle_size);
-  }
-  s += " weighting=" + std::string(FeatureWeightingName(f.weighting));
-  s += " lang=" + std::string(LanguageName(f.language));
-  s += f.fold_traditional ? " fold=t2s" : " fold=none";
-  if (accurate_) {
-    char text[96];
-    const SketchOptions& o = sketcher_->options();
-    std::snprintf(text, sizeof(text), " threshold=%g sketch=%dx%d bands=%dx%d", options_.threshold, o.bins,
-                  o.bits_per_bin, o.bands, o.rows);
-    s += text;
-  }
-  s += " k=" + std::to_string(options_.k);
+  std::string s = signer_->settings();
+  if (accurate_) s += " k=" + std::to_string(options_.similarity.k);  // for SimHash --against indexes
   return s + (options_.empty == EmptyPolicy::kKeep ? " empty=keep"
               : options_.empty == EmptyPolicy::kDrop ? " empty=drop" : " empty=fail");
 }
@@ -681,19 +651,10 @@ Result<DedupReport> Job::Run() {
   const auto start = Clock::now();
   NEARDUP_RETURN_IF_ERROR(CheckOptions(options_));
   threads_ = ResolveThreads(options_.threads);
-  auto fingerprinter = Fingerprinter::Create(options_.fingerprint);
-  if (!fingerprinter.ok()) return fingerprinter.status();
-  if (accurate_) {
-    SketchOptions sketch = options_.sketch;
-    if (sketch.rows == 0) {
-      auto rows = ChooseRows(options_.threshold, sketch.bands);
-      if (!rows.ok()) return rows.status();
-      sketch.rows = *rows;
-    }
-    auto sketcher = Sketcher::Create(sketch);
-    if (!sketcher.ok()) return sketcher.status();
-    sketcher_ = std::move(*sketcher);
-  }
+  auto signer = DocumentSigner::Create(options_.similarity);
+  if (!signer.ok()) return signer.status();
+  signer_ = std::move(*signer);
+  sketcher_ = signer_->sketcher();
   NEARDUP_RETURN_IF_ERROR(DeclareOutputs());
   if (scratch_.path().empty()) return Status::IOError("cannot create a temporary folder");
   progress_.Stage("read");
@@ -705,7 +666,7 @@ Result<DedupReport> Job::Run() {
   for (const auto& f : files_) total_bytes += f.size;
   progress_.set_total_bytes(total_bytes);
   NEARDUP_RETURN_IF_ERROR(outputs_.OpenAll());
-  NEARDUP_RETURN_IF_ERROR(Fingerprint(**fingerprinter));
+  NEARDUP_RETURN_IF_ERROR(Fingerprint());
   NEARDUP_RETURN_IF_ERROR(CheckFieldsAndIds());
   NEARDUP_RETURN_IF_ERROR(MatchIndexes());
   NEARDUP_RETURN_IF_ERROR(JoinAndCluster());
@@ -748,12 +709,6 @@ Result<KeepRule> ParseKeepRule(std::string_view name) {
   if (name == "shortest") return KeepRule::kShortest;
   return Status::InvalidArgument("unknown keep rule '" + std::string(name) +
                                  "' (expected first, last, longest or shortest)");
-}
-
-Result<DedupMethod> ParseDedupMethod(std::string_view name) {
-  if (name == "accurate") return DedupMethod::kAccurate;
-  if (name == "simhash") return DedupMethod::kSimhash;
-  return Status::InvalidArgument("unknown dedup method '" + std::string(name) + "' (expected accurate or simhash)");
 }
 
 Result<InputFormat> ParseInputFormat(std::string_view name) {

@@ -198,9 +198,9 @@ TEST_F(DedupTest, SimhashMethodEqualsBruteForce) {
     auto docs = MakeCorpus(static_cast<uint64_t>(k) + 1, 120);
     std::string input = dir_.File("corpus.txt", testing::Join(docs, "\n") + "\n");
     DedupOptions o = Options(input);
-    o.method = DedupMethod::kSimhash;
-    o.fingerprint = FingerprintOptions{};
-    o.k = k;
+    o.similarity.method = DedupMethod::kSimhash;
+    o.similarity.features = FingerprintOptions{};
+    o.similarity.k = k;
     auto report = RunDedup(o);
     ASSERT_TRUE(report.ok()) << report.status().ToString();
     Expected e = BruteForce(docs, k);
@@ -229,7 +229,7 @@ TEST_F(DedupTest, AccurateMethodEqualsBruteForce) {
     auto docs = MakeGradedCorpus(threshold == 0.8 ? 21 : 22, testing::Sanitized() ? 60 : 150);
     std::string input = dir_.File("corpus.txt", testing::Join(docs, "\n") + "\n");
     DedupOptions o = Options(input);
-    o.threshold = threshold;
+    o.similarity.threshold = threshold;
     auto report = RunDedup(o);
     ASSERT_TRUE(report.ok()) << report.status().ToString();
     const Signatures sig = Sign(docs, threshold);
@@ -351,7 +351,7 @@ TEST_F(DedupTest, KeepRules) {
     DedupOptions o = Options(input);
     o.keep = c.rule;
     o.priority_field = "score";
-    o.k = 7;
+    o.similarity.k = 7;
     auto report = RunDedup(o);
     ASSERT_TRUE(report.ok()) << report.status().ToString();
     ASSERT_EQ(report->kept, 2u);
@@ -471,16 +471,16 @@ TEST_F(DedupTest, AgainstASavedIndex) {
   for (size_t i = 0; i < day1.size(); ++i) jsonl1 += "{\"id\":\"d1-" + std::to_string(i) + "\",\"text\":\"" + day1[i] + "\"}\n";
   for (size_t i = 0; i < day2.size(); ++i) jsonl2 += "{\"id\":\"d2-" + std::to_string(i) + "\",\"text\":\"" + day2[i] + "\"}\n";
   DedupOptions first = Options(dir_.File("day1.jsonl", jsonl1));
-  first.method = method;
-  first.fingerprint = features;
+  first.similarity.method = method;
+  first.similarity.features = features;
   first.save_index = dir_.Path("day1.idx");
   auto r1 = RunDedup(first);
   ASSERT_TRUE(r1.ok()) << r1.status().ToString();
   ASSERT_TRUE(std::filesystem::exists(first.save_index + ".ids"));
   const std::string day1_kept = ReadFile(first.kept_path);  // the second run writes the same path
   DedupOptions second = Options(dir_.File("day2.jsonl", jsonl2));
-  second.method = method;
-  second.fingerprint = features;
+  second.similarity.method = method;
+  second.similarity.features = features;
   second.against_indexes = {first.save_index};
   auto r2 = RunDedup(second);
   ASSERT_TRUE(r2.ok()) << r2.status().ToString();
@@ -510,28 +510,29 @@ TEST_F(DedupTest, BadOptions) {
   ASSERT_FALSE(missing.ok());
   EXPECT_EQ(missing.status().code(), Status::Code::kNotFound);
   o.inputs = {dir_.File("x.txt", "words\n")};
-  o.k = 9;
+  o.similarity.k = 9;
   EXPECT_EQ(RunDedup(o).status().code(), Status::Code::kInvalidArgument);
-  o.k = 3;
+  o.similarity.k = 3;
   o.keep = KeepRule::kPriority;
   EXPECT_EQ(RunDedup(o).status().code(), Status::Code::kInvalidArgument);
   o.keep = KeepRule::kFirst;
   for (double bad : {0.0, -0.5, 1.5}) {
-    o.threshold = bad;
+    o.similarity.threshold = bad;
     EXPECT_EQ(RunDedup(o).status().code(), Status::Code::kInvalidArgument) << bad;
   }
-  o.threshold = 0.8;
-  o.fingerprint.weighting = FeatureWeighting::kOccurrences;  // the sketch needs distinct features
+  o.similarity.threshold = 0.8;
+  o.similarity.features = AccurateFingerprintOptions();
+  o.similarity.features->weighting = FeatureWeighting::kOccurrences;  // the sketch needs distinct features
   EXPECT_EQ(RunDedup(o).status().code(), Status::Code::kInvalidArgument);
-  o.fingerprint = AccurateFingerprintOptions();
-  o.fingerprint.folding_table = dir_.Path("no-such-table.ocd2");
+  o.similarity.features = AccurateFingerprintOptions();
+  o.similarity.features->folding_table = dir_.Path("no-such-table.ocd2");
   auto no_table = RunDedup(o);
   EXPECT_EQ(no_table.status().code(), Status::Code::kNotFound);
   EXPECT_NE(no_table.status().message().find("libopencc-data"), std::string::npos);
-  o.fingerprint = AccurateFingerprintOptions();
-  o.sketch.bins = 1000;
+  o.similarity.features = AccurateFingerprintOptions();
+  o.similarity.sketch.bins = 1000;
   EXPECT_EQ(RunDedup(o).status().code(), Status::Code::kInvalidArgument);
-  o.sketch.bins = 1024;
+  o.similarity.sketch.bins = 1024;
   EXPECT_TRUE(RunDedup(o).ok());
 }
 
@@ -543,8 +544,8 @@ TEST_F(DedupTest, DocumentsWithoutFeaturesAreNeverMatched) {
                                       "alpha beta gamma delta epsilon zeta\n\n");
   for (DedupMethod method : {DedupMethod::kAccurate, DedupMethod::kSimhash}) {
     DedupOptions o = Options(input);
-    o.method = method;
-    if (method == DedupMethod::kSimhash) o.fingerprint = FingerprintOptions{};
+    o.similarity.method = method;
+    if (method == DedupMethod::kSimhash) o.similarity.features = FingerprintOptions{};
     o.save_index = dir_.Path("day.idx");
     auto kept = RunDedup(o);
     ASSERT_TRUE(kept.ok()) << kept.status().ToString();
@@ -559,8 +560,8 @@ TEST_F(DedupTest, DocumentsWithoutFeaturesAreNeverMatched) {
 
     // Against the saved index (which holds only the document with features): the empty ones stay.
     DedupOptions again = Options(input);
-    again.method = method;
-    again.fingerprint = o.fingerprint;
+    again.similarity.method = method;
+    again.similarity.features = o.similarity.features;
     again.against_indexes = {o.save_index};
     again.kept_path = dir_.Path("again.txt");
     auto second = RunDedup(again);

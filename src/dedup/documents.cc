@@ -175,15 +175,15 @@ void ReadAll(const std::vector<InputFile>& files, uint64_t max_line_bytes, std::
   pipeline->FinishReading(Status::OK());
 }
 
-void Work(const std::vector<InputFile>& files, const DedupOptions& options,
-          const Fingerprinter& fingerprinter, const Sketcher* sketcher, Pipeline* pipeline) {
-  auto builder = fingerprinter.NewBuilder();
+void Work(const std::vector<InputFile>& files, const DedupOptions& options, const DocumentSigner& signer,
+          Pipeline* pipeline) {
+  DocumentSigner::Session session(signer);
   const std::string number_field = options.keep == KeepRule::kPriority ? options.priority_field : "";
   JsonlParser parser(options.id_field, options.text_field, number_field);
-  parser.set_replace_invalid_utf8(options.fingerprint.invalid_utf8 == InvalidUtf8::kReplace);
+  parser.set_replace_invalid_utf8(signer.options().features->invalid_utf8 == InvalidUtf8::kReplace);
   JsonlParser::Fields fields;
-  const size_t sketch_bytes = sketcher != nullptr ? sketcher->sketch_bytes() : 0;
-  const size_t bands = sketcher != nullptr ? static_cast<size_t>(sketcher->options().bands) : 0;
+  const size_t sketch_bytes = signer.sketch_bytes();
+  const size_t bands = signer.bands();
   while (auto batch = pipeline->Take()) {
     batch->results.resize(batch->lines.size());
     batch->sketches.assign(batch->lines.size() * sketch_bytes, 0);
@@ -208,28 +208,12 @@ void Work(const std::vector<InputFile>& files, const DedupOptions& options,
         r.priority = fields.has_number ? fields.number : -1e308;
         r.has_priority = fields.has_number;
       }
-      builder->Reset();
-      Status status = builder->Update(text);
-      auto fingerprint = status.ok() ? builder->Finish() : Result<FingerprintResult>(status);
-      if (!fingerprint.ok()) {
-        r.error = fingerprint.status().message();
-        continue;
-      }
       r.length = static_cast<uint32_t>(std::min<uint64_t>(text.size(), UINT32_MAX));
-      if (fingerprint->empty) {
-        r.empty = true;  // fingerprint 0, all-zero sketch and band keys: never joined
-        continue;
-      }
-      r.fingerprint = fingerprint->simhash;
-      if (sketcher != nullptr) {
-        Status sketched = sketcher->Compute(builder->DistinctFeatureHashes(),
-                                            std::span(batch->sketches).subspan(i * sketch_bytes, sketch_bytes),
-                                            std::span(batch->band_keys).subspan(i * bands, bands));
-        if (!sketched.ok()) {
-          r.error = sketched.message();
-          continue;
-        }
-      }
+      // An empty document gets fingerprint 0, an all-zero sketch and band keys: never joined.
+      Status signed_ok = session.Sign(text, SignatureSlot{&r.fingerprint, &r.empty,
+                                                           std::span(batch->sketches).subspan(i * sketch_bytes, sketch_bytes),
+                                                           std::span(batch->band_keys).subspan(i * bands, bands)});
+      if (!signed_ok.ok()) r.error = signed_ok.message();
     }
     pipeline->Done(std::move(batch));
   }
@@ -306,7 +290,7 @@ std::string DocumentTable::Location(size_t d) const {
 }
 
 Status ReadDocuments(const std::vector<InputFile>& files, const DedupOptions& options,
-                     const Fingerprinter& fingerprinter, const Sketcher* sketcher, int threads,
+                     const DocumentSigner& signer, int threads,
                      std::atomic<uint64_t>* documents_done, std::atomic<uint64_t>* bytes_read,
                      DocumentTable* table) {
   Pipeline pipeline(static_cast<size_t>(2 * threads + 2));
@@ -316,7 +300,7 @@ Status ReadDocuments(const std::vector<InputFile>& files, const DedupOptions& op
   std::thread reader([&] { ReadAll(files, options.max_line_bytes, bytes_read, &pipeline); });
   std::vector<std::thread> workers;
   for (int t = 0; t < threads; ++t) {
-    workers.emplace_back([&] { Work(files, options, fingerprinter, sketcher, &pipeline); });
+    workers.emplace_back([&] { Work(files, options, signer, &pipeline); });
   }
   const bool want_lengths = options.keep == KeepRule::kLongest || options.keep == KeepRule::kShortest;
   const bool want_priorities = options.keep == KeepRule::kPriority;
@@ -345,10 +329,8 @@ Status ReadDocuments(const std::vector<InputFile>& files, const DedupOptions& op
       const auto expected = static_cast<size_t>(std::min(estimate, 4.3e9)) + 4096;
       table->fingerprints.reserve(expected);
       table->ReserveIds(expected);
-      if (sketcher != nullptr) {
-        table->sketches.reserve(expected * sketcher->sketch_bytes());
-        table->band_keys.reserve(expected * static_cast<size_t>(sketcher->options().bands));
-      }
+      table->sketches.reserve(expected * signer.sketch_bytes());
+      table->band_keys.reserve(expected * signer.bands());
     }
     for (size_t i = 0; i < batch->lines.size() && status.ok(); ++i) {
       const Line& line = batch->lines[i];
@@ -373,8 +355,8 @@ Status ReadDocuments(const std::vector<InputFile>& files, const DedupOptions& op
       if (r.empty) table->empty_documents.push_back(static_cast<uint32_t>(table->documents));
       table->fingerprints.push_back(r.fingerprint);
       ++table->documents;
-      if (sketcher != nullptr) {
-        const size_t bytes = sketcher->sketch_bytes(), bands = static_cast<size_t>(sketcher->options().bands);
+      if (signer.sketcher() != nullptr) {
+        const size_t bytes = signer.sketch_bytes(), bands = signer.bands();
         table->sketches.insert(table->sketches.end(), batch->sketches.begin() + static_cast<std::ptrdiff_t>(i * bytes),
                                batch->sketches.begin() + static_cast<std::ptrdiff_t>((i + 1) * bytes));
         table->band_keys.insert(table->band_keys.end(), batch->band_keys.begin() + static_cast<std::ptrdiff_t>(i * bands),

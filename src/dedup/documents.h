@@ -11,8 +11,7 @@
 #include <vector>
 
 #include "neardup/dedup.h"
-#include "neardup/simhash.h"
-#include "neardup/sketch.h"
+#include "neardup/method.h"
 #include "neardup/status.h"
 
 namespace neardup::dedup_internal {
@@ -37,8 +36,8 @@ std::vector<std::string> InputWarnings(const std::vector<InputFile>& files, cons
 // computed when asked, so plain-text inputs store no ids at all.
 struct DocumentTable {
   std::vector<uint64_t> fingerprints;
-  std::vector<uint8_t> sketches;     // with a sketcher: sketch_bytes() per document
-  std::vector<uint32_t> band_keys;   // with a sketcher: bands per document
+  std::vector<uint8_t> sketches;     // kAccurate: sketch_bytes() per document
+  std::vector<uint32_t> band_keys;   // kAccurate: bands per document
   std::vector<uint32_t> lengths;     // text bytes (KeepRule::kLongest / kShortest only)
   std::vector<double> priorities;    // KeepRule::kPriority only (absent field: lowest)
   std::vector<uint64_t> bad_lines;   // input-line ordinals of skipped documents, ascending
@@ -85,8 +84,8 @@ struct DocumentTable {
   std::vector<bool> named_by_line_;
 };
 
-// Reads every line of `files`, fingerprints the documents on `threads` threads (and sketches them when
-// `sketcher` is not null: the fingerprinter must then keep distinct feature hashes), and fills *table
+// Reads every line of `files`, signs the documents on `threads` threads (kAccurate: the fingerprint,
+// sketch and band keys; kSimhash: the fingerprint), and fills *table
 // in input order (the result does not depend on the thread count). Bad documents fail the call as
 // "path:line: message" (ErrorPolicy::kFail) or are counted in the table (kSkip). Documents without
 // features get fingerprint 0 and an all-zero sketch and are listed in table->empty_documents, or fail
@@ -94,7 +93,7 @@ struct DocumentTable {
 // While it runs, *documents_done counts the documents appended and *bytes_read is the reader's
 // position in the input bytes (for a progress display on another thread).
 Status ReadDocuments(const std::vector<InputFile>& files, const DedupOptions& options,
-                     const Fingerprinter& fingerprinter, const Sketcher* sketcher, int threads,
+                     const DocumentSigner& signer, int threads,
                      std::atomic<uint64_t>* documents_done, std::atomic<uint64_t>* bytes_read,
                      DocumentTable* table);
 
