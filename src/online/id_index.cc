@@ -1,0 +1,64 @@
+#include "online/id_index.h"
+
+#include <algorithm>
+
+#include <xxhash.h>
+
+namespace neardup::online_internal {
+
+uint64_t IdIndex::Hash(std::string_view id) { return XXH3_64bits(id.data(), id.size()); }
+
+void IdIndex::Place(uint32_t row) {
+  size_t s = Home(Hash(id(row)));
+  while (slots_[s] != kEmpty) s = Next(s);
+  slots_[s] = row;
+}
+
+void IdIndex::Rehash(size_t slots) {
+  std::vector<uint32_t> old = std::move(slots_);
+  slots_.assign(slots, kEmpty);
+  for (uint32_t row : old) {
+    if (row != kEmpty) Place(row);
+  }
+}
+
+void IdIndex::Reserve(size_t rows, size_t bytes_per_id) {
+  bytes_.reserve(rows * bytes_per_id);
+  offsets_.reserve(rows + 1);
+  const size_t want = rows * 5 / 4 + 64;
+  if (want > slots_.size()) Rehash(want);
+}
+
+void IdIndex::Link(uint32_t row) {
+  if ((linked_ + 1) * 5 > slots_.size() * 4) Rehash(std::max<size_t>(64, slots_.size() * 2));
+  Place(row);
+  ++linked_;
+}
+
+std::optional<uint32_t> IdIndex::Find(std::string_view key) const {
+  if (slots_.empty()) return std::nullopt;
+  for (size_t s = Home(Hash(key));; s = Next(s)) {
+    const uint32_t row = slots_[s];
+    if (row == kEmpty) return std::nullopt;
+    if (id(row) == key) return row;
+  }
+}
+
+void IdIndex::Unlink(uint32_t row) {
+  size_t hole = Home(Hash(id(row)));
+  while (slots_[hole] != row) hole = Next(hole);
+  // Backward-shift deletion: move later entries of the probe run into the hole when their home
+  // allows it, so that no lookup stops early.
+  for (size_t s = Next(hole); slots_[s] != kEmpty; s = Next(s)) {
+    const size_t home = Home(Hash(id(slots_[s])));
+    const bool between = hole <= s ? (hole < home && home <= s) : (hole < home || home <= s);
+    if (!between) {
+      slots_[hole] = slots_[s];
+      hole = s;
+    }
+  }
+  slots_[hole] = kEmpty;
+  --linked_;
+}
+
+}  // namespace neardup::online_internal

@@ -1,0 +1,339 @@
+// The online index of neardup/online_index.h: one class for both methods. Rows number the inserts
+// (0, 1, ...); a row keeps its id (IdIndex), fingerprint, and for kAccurate its sketch in a chunked
+// arena and its band keys in BandTables; for kSimhash the fingerprint is in a PermutedTableIndex
+// under the row as its id. Removed rows stay as tombstones (their id is unlinked).
+#include "neardup/online_index.h"
+
+#include <algorithm>
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <shared_mutex>
+
+#include "neardup/index.h"
+#include "online/band_tables.h"
+#include "online/id_index.h"
+
+namespace neardup {
+
+OnlineQueryStats& OnlineQueryStats::operator+=(const OnlineQueryStats& other) {
+  queries += other.queries;
+  lookups += other.lookups;
+  candidates += other.candidates;
+  matches += other.matches;
+  return *this;
+}
+
+namespace {
+
+using online_internal::BandTables;
+using online_internal::IdIndex;
+using online_internal::RowBits;
+
+constexpr size_t kMaxIdBytes = 65535;
+constexpr size_t kSketchChunkRows = 65536;
+constexpr uint32_t kMaxRows = 0xFFFFFFFEu;
+
+class OnlineIndexImpl final : public OnlineIndex {
+ public:
+  OnlineIndexImpl(std::unique_ptr<DocumentSigner> signer, std::unique_ptr<Index> simhash_index)
+      : signer_(std::move(signer)),
+        accurate_(signer_->method() == DedupMethod::kAccurate),
+        sketch_bytes_(signer_->sketch_bytes()),
+        bands_(accurate_ ? std::make_unique<BandTables>(signer_->bands()) : nullptr),
+        simhash_index_(std::move(simhash_index)) {}
+
+  void Reserve(uint64_t documents) {
+    if (documents == 0 || documents > kMaxRows) return;
+    ids_.Reserve(documents, 16);
+    simhashes_.reserve(documents);
+  }
+
+  const DocumentSigner& signer() const override { return *signer_; }
+
+  Status Insert(std::string_view id, std::string_view text) override {
+    NEARDUP_RETURN_IF_ERROR(CheckId(id));
+    auto signature = signer_->Sign(text);
+    if (!signature.ok()) return signature.status();
+    return InsertSigned(id, *signature);
+  }
+
+  Status InsertSigned(std::string_view id, const Signature& signature) override {
+    NEARDUP_RETURN_IF_ERROR(CheckId(id));
+    NEARDUP_RETURN_IF_ERROR(CheckSignature(signature));
+    std::unique_lock lock(mutex_);
+    return InsertLocked(id, signature);
+  }
+
+  Status Remove(std::string_view id) override {
+    std::unique_lock lock(mutex_);
+    auto row = ids_.Find(id);
+    if (!row) return Status::NotFound("no document with id '" + Printable(id) + "'");
+    ids_.Unlink(*row);
+    removed_.Add(*row);
+    if (empty_.Contains(*row)) {
+      --empty_live_;
+    } else if (!accurate_) {
+      NEARDUP_RETURN_IF_ERROR(simhash_index_->Remove(*row));
+    }
+    --live_;
+    ++removes_;
+    return Status::OK();
+  }
+
+  Result<std::vector<OnlineMatch>> Query(std::string_view text) const override {
+    auto signature = signer_->Sign(text);
+    if (!signature.ok()) return signature.status();
+    return QuerySigned(*signature, nullptr);
+  }
+
+  Result<std::vector<OnlineMatch>> QuerySigned(const Signature& signature, OnlineQueryStats* stats) const override {
+    NEARDUP_RETURN_IF_ERROR(CheckSignature(signature));
+    std::shared_lock lock(mutex_);
+    OnlineQueryStats local;
+    auto matches = QueryLocked(signature, &local);
+    if (!matches.ok()) return matches.status();
+    RecordStats(local);
+    if (stats != nullptr) *stats += local;
+    return matches;
+  }
+
+  Result<QueryAndInsertResult> QueryAndInsert(std::string_view id, std::string_view text,
+                                              InsertPolicy policy) override {
+    NEARDUP_RETURN_IF_ERROR(CheckId(id));
+    auto signature = signer_->Sign(text);
+    if (!signature.ok()) return signature.status();
+    return QueryAndInsertSigned(id, *signature, policy);
+  }
+
+  Result<QueryAndInsertResult> QueryAndInsertSigned(std::string_view id, const Signature& signature,
+                                                    InsertPolicy policy) override {
+    NEARDUP_RETURN_IF_ERROR(CheckId(id));
+    NEARDUP_RETURN_IF_ERROR(CheckSignature(signature));
+    std::unique_lock lock(mutex_);
+    if (ids_.Find(id)) return Status::FailedPrecondition("id '" + Printable(id) + "' is already stored");
+    QueryAndInsertResult result;
+    OnlineQueryStats local;
+    auto matches = QueryLocked(signature, &local);
+    if (!matches.ok()) return matches.status();
+    RecordStats(local);
+    result.matches = std::move(*matches);
+    if (policy == InsertPolicy::kAlways || result.matches.empty()) {
+      NEARDUP_RETURN_IF_ERROR(InsertLocked(id, signature));
+      result.inserted = true;
+    }
+    return result;
+  }
+
+  bool Contains(std::string_view id) const override {
+    std::shared_lock lock(mutex_);
+    return ids_.Find(id).has_value();
+  }
+
+  Result<Signature> Get(std::string_view id) const override {
+    std::shared_lock lock(mutex_);
+    auto row = ids_.Find(id);
+    if (!row) return Status::NotFound("no document with id '" + Printable(id) + "'");
+    Signature signature;
+    FillSignature(*row, &signature);
+    if (accurate_ && !signature.empty) bands_->KeysOf(*row, signature.band_keys);
+    return signature;
+  }
+
+  void ForEach(const std::function<void(std::string_view, const Signature&)>& fn) const override {
+    std::shared_lock lock(mutex_);
+    std::vector<uint32_t> keys;
+    const size_t bands = signer_->bands();
+    if (accurate_) {
+      keys.assign(simhashes_.size() * bands, 0);
+      bands_->KeysOfAll(keys);
+    }
+    Signature signature;
+    for (uint32_t row = 0; row < simhashes_.size(); ++row) {
+      if (removed_.Contains(row)) continue;
+      FillSignature(row, &signature);
+      if (accurate_ && !signature.empty) {
+        std::copy_n(keys.begin() + static_cast<std::ptrdiff_t>(row * bands), bands, signature.band_keys.begin());
+      }
+      fn(ids_.id(row), signature);
+    }
+  }
+
+  OnlineIndexStats Stats() const override {
+    std::shared_lock lock(mutex_);
+    OnlineIndexStats stats;
+    stats.documents = live_;
+    stats.empty_documents = empty_live_;
+    stats.inserts = inserts_;
+    stats.removes = removes_;
+    stats.settings = signer_->settings();
+    stats.memory_bytes = ids_.memory_bytes() + simhashes_.capacity() * sizeof(uint64_t) + removed_.memory_bytes() +
+                         empty_.memory_bytes() + sketch_chunks_.size() * kSketchChunkRows * sketch_bytes_;
+    if (accurate_) stats.memory_bytes += bands_->memory_bytes();
+    if (simhash_index_ != nullptr) stats.memory_bytes += simhash_index_->Stats().memory_bytes;
+    std::lock_guard stats_lock(stats_mutex_);
+    stats.queries = query_stats_;
+    return stats;
+  }
+
+ private:
+  static std::string Printable(std::string_view id) {
+    std::string out;
+    for (char c : id.substr(0, 200)) {
+      const auto u = static_cast<unsigned char>(c);
+      if (u < 0x20 || u == 0x7f) {
+        static const char* kHex = "0123456789abcdef";
+        out += "\\x";
+        out += kHex[u >> 4];
+        out += kHex[u & 15];
+      } else {
+        out += c;
+      }
+    }
+    if (id.size() > 200) out += "...";
+    return out;
+  }
+
+  static Status CheckId(std::string_view id) {
+    if (id.empty()) return Status::InvalidArgument("a document id must not be empty");
+    if (id.size() > kMaxIdBytes) {
+      return Status::InvalidArgument("a document id is " + std::to_string(id.size()) + " bytes long; the limit is " +
+                                     std::to_string(kMaxIdBytes));
+    }
+    return Status::OK();
+  }
+
+  Status CheckSignature(const Signature& signature) const {
+    if (signature.sketch.size() != sketch_bytes_ || signature.band_keys.size() != signer_->bands()) {
+      return Status::InvalidArgument("the signature has a sketch of " + std::to_string(signature.sketch.size()) +
+                                     " bytes and " + std::to_string(signature.band_keys.size()) +
+                                     " band keys; this index's method needs " + std::to_string(sketch_bytes_) +
+                                     " and " + std::to_string(signer_->bands()));
+    }
+    return Status::OK();
+  }
+
+  uint8_t* SketchOf(uint32_t row) const {
+    return sketch_chunks_[row / kSketchChunkRows].get() + (row % kSketchChunkRows) * sketch_bytes_;
+  }
+
+  void FillSignature(uint32_t row, Signature* signature) const {
+    signature->simhash = simhashes_[row];
+    signature->empty = empty_.Contains(row);
+    signature->sketch.assign(sketch_bytes_, 0);
+    signature->band_keys.assign(signer_->bands(), 0);
+    if (accurate_ && !signature->empty) std::copy_n(SketchOf(row), sketch_bytes_, signature->sketch.begin());
+  }
+
+  Status InsertLocked(std::string_view id, const Signature& signature) {
+    if (ids_.Find(id)) return Status::FailedPrecondition("id '" + Printable(id) + "' is already stored");
+    if (simhashes_.size() >= kMaxRows) return Status::ResourceExhausted("the index holds 2^32 - 2 inserts");
+    const auto row = static_cast<uint32_t>(simhashes_.size());
+    if (signature.empty) {
+      empty_.Add(row);
+      ++empty_live_;
+    } else if (accurate_) {
+      if (row % kSketchChunkRows == 0 || sketch_chunks_.size() <= row / kSketchChunkRows) {
+        while (sketch_chunks_.size() <= row / kSketchChunkRows) {
+          sketch_chunks_.push_back(std::make_unique_for_overwrite<uint8_t[]>(kSketchChunkRows * sketch_bytes_));
+        }
+      }
+      std::copy(signature.sketch.begin(), signature.sketch.end(), SketchOf(row));
+      bands_->Add(row, signature.band_keys);
+      if (bands_->ShouldMerge()) bands_->Merge(removed_);
+    } else {
+      NEARDUP_RETURN_IF_ERROR(simhash_index_->Insert(row, signature.simhash));
+    }
+    simhashes_.push_back(signature.simhash);
+    ids_.Append(id);
+    ids_.Link(row);
+    ++live_;
+    ++inserts_;
+    return Status::OK();
+  }
+
+  Result<std::vector<OnlineMatch>> QueryLocked(const Signature& signature, OnlineQueryStats* stats) const {
+    ++stats->queries;
+    std::vector<OnlineMatch> out;
+    if (signature.empty) return out;
+    if (!accurate_) {
+      auto batch = simhash_index_->QueryBatch(std::span(&signature.simhash, 1), signer_->options().k, 1);
+      if (!batch.ok()) return batch.status();
+      for (const Match& m : batch->matches) {
+        out.push_back({std::string(ids_.id(static_cast<uint32_t>(m.id))), static_cast<double>(m.distance)});
+      }
+      stats->lookups += batch->stats.tables_probed;
+      stats->candidates += batch->stats.candidates_verified;
+      stats->matches += out.size();
+      // Ascending distance, ties by id.
+      std::stable_sort(out.begin(), out.end(), [](const OnlineMatch& a, const OnlineMatch& b) {
+        return a.score != b.score ? a.score < b.score : a.id < b.id;
+      });
+      return out;
+    }
+    thread_local std::vector<uint32_t> candidates;
+    candidates.clear();
+    for (size_t j = 0; j < signature.band_keys.size(); ++j) {
+      bands_->ForEachRow(j, signature.band_keys[j], [&](uint32_t row) { candidates.push_back(row); });
+    }
+    stats->lookups += signature.band_keys.size();
+    std::sort(candidates.begin(), candidates.end());
+    candidates.erase(std::unique(candidates.begin(), candidates.end()), candidates.end());
+    const Sketcher& sketcher = *signer_->sketcher();
+    const double threshold = signer_->options().threshold;
+    for (uint32_t row : candidates) {
+      if (removed_.Contains(row)) continue;
+      ++stats->candidates;
+      const double jaccard = sketcher.EstimateIfAtLeast(signature.sketch.data(), SketchOf(row), threshold);
+      if (jaccard >= threshold) out.push_back({std::string(ids_.id(row)), jaccard});
+    }
+    stats->matches += out.size();
+    std::sort(out.begin(), out.end(), [](const OnlineMatch& a, const OnlineMatch& b) {
+      return a.score != b.score ? a.score > b.score : a.id < b.id;
+    });
+    return out;
+  }
+
+  void RecordStats(const OnlineQueryStats& stats) const {
+    std::lock_guard lock(stats_mutex_);
+    query_stats_ += stats;
+  }
+
+  const std::unique_ptr<DocumentSigner> signer_;
+  const bool accurate_;
+  const size_t sketch_bytes_;
+  const std::unique_ptr<BandTables> bands_;   // kAccurate
+  const std::unique_ptr<Index> simhash_index_;  // kSimhash
+
+  mutable std::shared_mutex mutex_;
+  IdIndex ids_;
+  std::vector<uint64_t> simhashes_;  // by row
+  std::vector<std::unique_ptr<uint8_t[]>> sketch_chunks_;  // kAccurate: kSketchChunkRows sketches each
+  RowBits removed_;
+  RowBits empty_;
+  uint64_t live_ = 0, empty_live_ = 0, inserts_ = 0, removes_ = 0;
+
+  mutable std::mutex stats_mutex_;
+  mutable OnlineQueryStats query_stats_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<OnlineIndex>> OnlineIndex::Create(const OnlineIndexOptions& options) {
+  auto signer = DocumentSigner::Create(options.method);
+  if (!signer.ok()) return signer.status();
+  std::unique_ptr<Index> simhash_index;
+  if ((*signer)->method() == DedupMethod::kSimhash) {
+    IndexOptions index_options;
+    index_options.max_k = (*signer)->options().k;
+    index_options.expected_size = options.expected_documents;
+    auto index = NewPermutedTableIndex(index_options);
+    if (!index.ok()) return index.status();
+    simhash_index = std::move(*index);
+  }
+  auto index = std::make_unique<OnlineIndexImpl>(std::move(*signer), std::move(simhash_index));
+  index->Reserve(options.expected_documents);
+  return std::unique_ptr<OnlineIndex>(std::move(index));
+}
+
+}  // namespace neardup
