@@ -104,7 +104,7 @@ int RunAdd(const std::string& dir, const StoreFlags& flags) {
       out.append("}\n");
     }
     pending.clear();
-    return output.MaybeFlush();
+    return output.Flush();  // a printed line is an acknowledged write: show it at once
   };
   Status status = ForEachWholeDocument(flags.input, 0, [&](std::string_view id, std::string_view text) -> Status {
     SignedDocument document{DocumentId(flags, id), Signature()};
