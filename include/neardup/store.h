@@ -15,9 +15,11 @@
 // query of QueryAndInsert, the id's presence), applied to the in-memory index, written durably, and
 // only then acknowledged. With FsyncMode::kBatch the head takes every write queued behind it into
 // the same synced batch (group commit), and QueryAndInsertBatch puts many documents into one; each
-// document's query sees the documents before it, in the batch too. A write that fails on disk is
-// taken out of the in-memory index again and reported to every caller of its batch. Queries do not
-// wait for the queue: they may see a document whose write is in flight (not yet acknowledged).
+// document's query sees the documents before it, in the batch too. Durable writes are pipelined:
+// while one batch is written, the next is applied to the index, but batches reach the disk and are
+// acknowledged in the order they were applied. A write that fails on disk is taken out of the
+// in-memory index again and reported to every caller of its batch. Queries do not wait for the
+// queue: they may see a document whose write is in flight (not yet acknowledged).
 //
 // One process at a time: a second Open of the same directory (from any process, this one included)
 // fails with FailedPrecondition "DIR is in use by another process". Open never repairs, rewrites or
@@ -159,10 +161,12 @@ class Store {
   struct Database;
   struct Writer;
   struct Queue;
+  struct PendingWrite;
 
   Store(std::string path, FsyncMode fsync);
   Status Write(Writer* writer);
-  void ApplyGroup(std::span<Writer* const> group);
+  PendingWrite ApplyGroup(std::span<Writer* const> group);
+  Status CommitGroup(PendingWrite* write);
   Status Insert(const SignedDocument& document, bool query, InsertPolicy policy, StoreInsertResult* result);
 
   std::string path_;

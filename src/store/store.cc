@@ -16,13 +16,6 @@ namespace {
 // QueryAndInsertBatch calls go alone.
 constexpr size_t kMaxGroupDocuments = 4096;
 
-// How to take a write back out of the in-memory index when the disk refused it.
-struct Undo {
-  bool reinsert = false;  // a remove: insert the signature again; an insert: remove the id
-  std::string id;
-  Signature signature;
-};
-
 }  // namespace
 
 Result<FsyncMode> ParseFsyncMode(std::string_view name) {
@@ -61,29 +54,45 @@ Status Store::Write(Writer* writer) {
       group.push_back(*it);
     }
   }
+  // A remove reads the row of its id from the database: the writes before it must be there.
+  bool removes = false;
+  for (const Writer* member : group) removes |= member->remove_id.has_value();
+  if (removes) {
+    while (queue_->written != queue_->tickets) queue_->turn.wait(lock);
+  }
   lock.unlock();
-  ApplyGroup(group);
+  PendingWrite pending = ApplyGroup(group);
   lock.lock();
+  // The next group may be applied while this one is written; writes keep the order of tickets.
+  const uint64_t ticket = queue_->tickets++;
+  for (size_t i = 0; i < group.size(); ++i) queue_->writers.pop_front();
+  if (!queue_->writers.empty()) queue_->writers.front()->wake.notify_one();
+  while (queue_->written != ticket) queue_->turn.wait(lock);
+  lock.unlock();
+  const Status written = CommitGroup(&pending);
+  lock.lock();
+  ++queue_->written;
+  queue_->turn.notify_all();
   for (Writer* member : group) {
-    queue_->writers.pop_front();
+    if (!written.ok()) member->status = written;
     if (member != writer) {
       member->done = true;
       member->wake.notify_one();
     }
   }
-  if (!queue_->writers.empty()) queue_->writers.front()->wake.notify_one();
   return writer->status;
 }
 
-// Applies the group to the in-memory index (so that each query sees what comes before it), writes
-// it as one batch, and on a failed write takes it out of the index again.
-void Store::ApplyGroup(std::span<Writer* const> group) {
+// Applies the group to the in-memory index (so that each query sees what comes before it) and
+// builds its batch.
+Store::PendingWrite Store::ApplyGroup(std::span<Writer* const> group) {
   store::Database& rocks = db_->rocks;
   const uint32_t stamp = store::SettingsStamp(signer().settings());
-  rocksdb::WriteBatch batch;
-  std::vector<Undo> undo;
+  PendingWrite pending;
+  rocksdb::WriteBatch& batch = pending.batch;
+  std::vector<Undo>& undo = pending.undo;
   std::unordered_map<std::string, uint64_t> rows;  // ids inserted by this group
-  uint64_t next_row = queue_->next_row.load();
+  uint64_t next_row = queue_->applied_row;
   rocksdb::Status put;
   for (Writer* writer : group) {
     writer->status = Status::OK();
@@ -136,30 +145,41 @@ void Store::ApplyGroup(std::span<Writer* const> group) {
       }
       if (!result.inserted) continue;
       const uint64_t row = next_row++;
-      if (put.ok()) put = batch.Put(rocks.documents, store::RowKey(row), store::EncodeDocument(document.id, document.signature, stamp));
+      if (put.ok()) {
+        put = batch.Put(rocks.documents, store::RowKey(row), store::EncodeDocument(document.id, document.signature, stamp));
+      }
       if (put.ok()) put = batch.Put(rocks.ids, document.id, store::EncodeFixed64(row));
       rows[document.id] = row;
       undo.push_back({false, document.id, {}});
     }
   }
-  if (undo.empty()) return;
-  if (put.ok()) put = batch.Put(rocks.meta, store::kNextRowKey, store::EncodeFixed64(next_row));
-  if (put.ok()) {
+  queue_->applied_row = next_row;
+  pending.next_row = next_row;
+  if (!undo.empty() && put.ok()) put = batch.Put(rocks.meta, store::kNextRowKey, store::EncodeFixed64(next_row));
+  if (!put.ok()) pending.status = store::ToStatus(put, path_, "write");
+  return pending;
+}
+
+// Writes the batch durably; on failure takes its documents out of the index again.
+Status Store::CommitGroup(PendingWrite* pending) {
+  if (pending->undo.empty()) return Status::OK();
+  Status status = pending->status;
+  if (status.ok()) {
     rocksdb::WriteOptions options;
     options.sync = fsync_ != FsyncMode::kNever;
-    put = rocks.db->Write(options, &batch);
+    const rocksdb::Status put = db_->rocks.db->Write(options, &pending->batch);
+    if (!put.ok()) status = store::ToStatus(put, path_, "write");
   }
-  if (put.ok()) {
-    queue_->next_row.store(next_row);
+  if (status.ok()) {
+    queue_->next_row.store(pending->next_row);
     queue_->syncs.fetch_add(1);
-    return;
+    return status;
   }
-  for (auto it = undo.rbegin(); it != undo.rend(); ++it) {
+  for (auto it = pending->undo.rbegin(); it != pending->undo.rend(); ++it) {
     // The index took these writes a moment ago, so taking them back cannot fail.
     (it->reinsert ? index_->InsertSigned(it->id, it->signature) : index_->Remove(it->id)).ok();
   }
-  const Status failed = store::ToStatus(put, path_, "write");
-  for (Writer* writer : group) writer->status = failed;
+  return status;
 }
 
 Status Store::Insert(const SignedDocument& document, bool query, InsertPolicy policy, StoreInsertResult* result) {

@@ -14,6 +14,8 @@
 #include <vector>
 
 #include "neardup/store.h"
+#include <rocksdb/write_batch.h>
+
 #include "store/database.h"
 
 namespace neardup {
@@ -35,11 +37,32 @@ struct Store::Writer {
   std::condition_variable wake;
 };
 
-// Writers wait in `writers`; the one at the front applies a group and wakes the rest (leveldb's
-// DBImpl::Write). Only the front writer touches next_row and the database's write path.
+// How to take a write back out of the in-memory index when the disk refused it.
+struct Undo {
+  bool reinsert = false;  // a remove: insert the signature again; an insert: remove the id
+  std::string id;
+  Signature signature;
+};
+
+// A group applied to the in-memory index, waiting for its durable write.
+struct Store::PendingWrite {
+  rocksdb::WriteBatch batch;
+  std::vector<Undo> undo;  // empty: nothing to write
+  uint64_t next_row = 0;   // after the group
+  Status status;           // a failure while building the batch
+};
+
+// Writers wait in `writers`; the one at the front applies a group to the index (leveldb's
+// DBImpl::Write), takes a ticket, lets the next front apply the next group, and writes its batch
+// when `written` reaches its ticket, so that batches reach the disk in the order they were applied.
+// Only the front writer touches applied_row; next_row counts rows durably handed out.
 struct Store::Queue {
   std::mutex mutex;
   std::deque<Writer*> writers;
+  uint64_t tickets = 0;  // groups applied
+  uint64_t written = 0;  // groups written (or failed), in ticket order
+  std::condition_variable turn;
+  uint64_t applied_row = 0;
   std::atomic<uint64_t> next_row{0};
   std::atomic<uint64_t> syncs{0};
 };

@@ -233,6 +233,7 @@ Result<std::unique_ptr<Store>> Store::Open(const std::string& dir, const StoreOp
   NEARDUP_RETURN_IF_ERROR(store::OpenDatabase(dir, /*read_only=*/false, /*create=*/false, &store->db_->rocks));
   store->index_ = std::move(index);
   store->queue_->next_row = next_row;
+  store->queue_->applied_row = next_row;
   return store;
 }
 
