@@ -49,7 +49,8 @@ Status SyncDirectory(const fs::path& dir) {
 // `dir` (replacing an empty directory). Losing a race to another creator is not an error: the
 // caller then opens the other's store.
 Status CreateStore(const std::string& dir, const std::string& settings) {
-  const fs::path target = fs::absolute(fs::path(dir).lexically_normal());
+  fs::path target = fs::absolute(fs::path(dir)).lexically_normal();
+  if (target.filename().empty()) target = target.parent_path();  // "store/" names "store"
   const fs::path parent = target.parent_path();
   std::string staging_name = target.filename().string();
   staging_name.insert(0, 1, '.');

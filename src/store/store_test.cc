@@ -150,9 +150,9 @@ TEST(StoreTest, MissingStoreWithoutCreateAndPlacesThatAreNotStores) {
   EXPECT_EQ(refused.status().code(), Status::Code::kCorruption);
   EXPECT_NE(refused.status().message().find("is not a neardup store"), std::string::npos);
   EXPECT_EQ(FileContents(temp.Path("other")), before);
-  // An empty directory becomes a store.
+  // An empty directory becomes a store, named with a trailing slash too.
   fs::create_directory(temp.Path("empty"));
-  EXPECT_TRUE(Store::Open(temp.Path("empty"), StoreOptions()).ok());
+  EXPECT_TRUE(Store::Open(temp.Path("empty") + "/", StoreOptions()).ok());
   EXPECT_TRUE(Store::Open(temp.Path("empty"), options).ok());
 }
 
@@ -333,6 +333,33 @@ TEST(StoreTest, ConcurrentQueryAndInsertKeepsOneOfEachPair) {
     store = MustOpen(temp.Path("store"), StoreOptions());
     EXPECT_EQ(store->Stats().index.documents, documents) << FsyncModeName(mode);
   }
+}
+
+// Inserts and removes from two threads (removes of ids whose insert may still be in flight): the
+// index in memory and the store reopened hold the same documents.
+TEST(StoreTest, ConcurrentInsertsAndRemovesAgreeAfterReopen) {
+  neardup::testing::TempDir temp;
+  auto store = MustOpen(temp.Path("store"), StoreOptions());
+  const Corpus corpus(150, 23);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 2; ++t) {
+    threads.emplace_back([&, t] {
+      for (size_t i = 0; i < corpus.size(); ++i) {
+        const std::string id = std::to_string(t) + "-" + corpus.id(i);
+        ASSERT_TRUE(store->Insert(id, corpus.text(i)).ok());
+        if (i % 3 == 2) ASSERT_TRUE(store->Remove(std::to_string(t) + "-" + corpus.id(i - 1)).ok());
+      }
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  std::map<std::string, Signature> before, after;
+  store->ForEach([&](std::string_view id, const Signature& signature) { before[std::string(id)] = signature; });
+  EXPECT_EQ(before.size(), 200u);
+  store.reset();
+  store = MustOpen(temp.Path("store"), StoreOptions());
+  store->ForEach([&](std::string_view id, const Signature& signature) { after[std::string(id)] = signature; });
+  EXPECT_EQ(after, before);
+  EXPECT_EQ(store->Stats().next_row, 300u);
 }
 
 TEST(StoreTest, BatchQueriesSeeEarlierDocumentsOfTheBatch) {
