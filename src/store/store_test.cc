@@ -347,7 +347,9 @@ TEST(StoreTest, ConcurrentInsertsAndRemovesAgreeAfterReopen) {
       for (size_t i = 0; i < corpus.size(); ++i) {
         const std::string id = std::to_string(t) + "-" + corpus.id(i);
         ASSERT_TRUE(store->Insert(id, corpus.text(i)).ok());
-        if (i % 3 == 2) ASSERT_TRUE(store->Remove(std::to_string(t) + "-" + corpus.id(i - 1)).ok());
+        if (i % 3 == 2) {
+          ASSERT_TRUE(store->Remove(std::to_string(t) + "-" + corpus.id(i - 1)).ok());
+        }
       }
     });
   }
