@@ -140,7 +140,7 @@ TEST(IndexFileTest, DamagedFilesGiveCorruption) {
     expect_corruption(flipped, "bit flipped at " + std::to_string(offset));
   }
   std::string version = good;
-  version[8] = 2;
+  version[8] = 3;
   expect_corruption(version, "future version");
   expect_corruption(std::string("not an index at all, just text\n"), "text");
   expect_corruption(good + "trailing", "trailing bytes");
