@@ -668,6 +668,7 @@ Result<DedupReport> Job::Run() {
   const auto start = Clock::now();
   NEARDUP_RETURN_IF_ERROR(CheckOptions(options_));
   threads_ = ResolveThreads(options_.threads);
+  NEARDUP_RETURN_IF_ERROR(DeclareOutputs());
   std::vector<std::string> index_warnings;
   auto method = dedup_internal::SettleMethod(options_, &index_warnings);
   if (!method.ok()) return method.status();
@@ -677,7 +678,6 @@ Result<DedupReport> Job::Run() {
   if (!signer.ok()) return signer.status();
   signer_ = std::move(*signer);
   sketcher_ = signer_->sketcher();
-  NEARDUP_RETURN_IF_ERROR(DeclareOutputs());
   if (scratch_.path().empty()) return Status::IOError("cannot create a temporary folder");
   progress_.Stage("read");
   auto files = dedup_internal::ExpandInputs(options_, scratch_.path() + "/stdin");
