@@ -99,8 +99,7 @@ void BandTables::Merge(const RowBits& removed) {
     }
     band.entries = std::move(merged);
     BuildDirectory(&band);
-    band.slots.clear();
-    band.slots.shrink_to_fit();
+    std::fill(band.slots.begin(), band.slots.end(), uint64_t{kNone});  // keeps its size for the next buffer
     band.used = 0;
     kept_rows = band.entries.size();
   }
