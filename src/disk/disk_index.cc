@@ -260,11 +260,13 @@ class DiskIndexImpl final : public DiskSimhashIndex {
   rocksdb::ColumnFamilyHandle* meta_ = nullptr;
   rocksdb::ColumnFamilyHandle* tables_ = nullptr;
   rocksdb::ColumnFamilyHandle* documents_ = nullptr;
+  rocksdb::Options options_;
   std::mutex write_mutex_;
   std::atomic<uint64_t> size_{0};
 };
 
 Status DiskIndexImpl::Init(const rocksdb::Options& options, bool create) {
+  options_ = options;
   std::vector<rocksdb::ColumnFamilyDescriptor> families = {
       {rocksdb::kDefaultColumnFamilyName, options}, {"meta", options}, {"tables", options}, {"documents", options}};
   rocksdb::DBOptions db_options(options);
@@ -311,7 +313,7 @@ Status DiskIndexImpl::BulkLoad(std::span<const uint64_t> ids, std::span<const ui
     if (it->Valid()) return Status::FailedPrecondition(path_ + ": bulk load needs an empty index");
   }
   const std::string scratch = path_ + "/bulk.sst";
-  rocksdb::Options options;
+  const rocksdb::Options& options = options_;  // the files written are like the ones compactions write
   auto write_sorted = [&](rocksdb::ColumnFamilyHandle* family, std::vector<std::pair<uint64_t, uint64_t>>& entries,
                           auto&& make_key, bool with_value) -> Status {
     std::sort(entries.begin(), entries.end());
