@@ -40,6 +40,7 @@ struct DedupFlags {
   int threads = 0;
   std::string kept, dups, clusters, pairs, report;
   std::vector<std::string> against;
+  bool against_settings = false;
   std::string save_index;
   bool quiet = false;
 };
@@ -226,6 +227,7 @@ int RunDedupCommand(const DedupFlags& flags) {
   options.pairs_path = flags.pairs;
   options.report_path = flags.report;
   options.against_indexes = flags.against;
+  options.against_settings = flags.against_settings;
   options.save_index = flags.save_index;
   options.cancel = &interrupted;
   const bool bar = !flags.quiet && ::isatty(2);
@@ -280,6 +282,10 @@ void AddDedupCommand(CLI::App* app, int* exit_code) {
       "--dups and --pairs is the estimated Jaccard (accurate) or the Hamming distance (simhash).\n"
       "Ids: strings, or numbers as written; ids that repeat are counted with a warning (--unique-ids:\n"
       "an error). A .json name is read as plain text unless --format jsonl is given.\n"
+      "Index files (--save-index, --against) hold the kept documents' signatures under the run's method\n"
+      "(accurate: sketches and band keys; simhash: fingerprints) and record its settings; --against\n"
+      "refuses an index built with other settings, naming the difference, unless --against-settings\n"
+      "takes the index's settings for the run. Ids are kept in INDEX.ids beside the index.\n"
       "Examples:\n"
       "  neardup dedup crawl/ -o kept.jsonl --dups dups.tsv --report report.json\n"
       "  neardup dedup posts.txt.zst -o kept.txt --keep longest --threshold 0.7 --on-error skip\n"
@@ -334,8 +340,13 @@ void AddDedupCommand(CLI::App* app, int* exit_code) {
   command->add_option("--threads", flags->threads, "Worker threads, 1..1024 (0: one per core)")
       ->check(ThreadsRange())
       ->capture_default_str();
-  command->add_option("--against", flags->against, "Index of an earlier corpus (repeatable)");
-  command->add_option("--save-index", flags->save_index, "Save an index of the kept documents for --against");
+  command->add_option("--against", flags->against,
+                      "Index of an earlier corpus (repeatable): its near-duplicates are duplicates");
+  command->add_flag("--against-settings", flags->against_settings,
+                    "Run with the method and settings the --against indexes record (not with "
+                    "--method, --threshold or feature flags)");
+  command->add_option("--save-index", flags->save_index,
+                      "Save an index of the kept documents (and INDEX.ids) for --against");
   command->add_flag("-q,--quiet", flags->quiet, "No progress bar and no summary");
   command->callback([flags, exit_code, command] {
     if (!flags->priority_field.empty() && command->count("--keep") > 0) {
@@ -343,6 +354,16 @@ void AddDedupCommand(CLI::App* app, int* exit_code) {
                                                    "highest value of the field; it cannot be combined "
                                                    "with --keep"));
       return;
+    }
+    if (flags->against_settings) {
+      for (const char* name : {"--method", "--threshold", "--mode", "--shingle-unit", "--shingle-size",
+                               "--weighting", "--fold", "--lang", "--keywords", "--no-normalize"}) {
+        if (command->count(name) == 0) continue;
+        *exit_code = ReportError("dedup", UsageError(std::string("--against-settings takes the method "
+                                                                 "and its settings from the index: "
+                                                                 "leave out ") + name));
+        return;
+      }
     }
     flags->id_field_given = command->count("--id-field") > 0;
     ApplyMethodDefaults(*command, flags.get());

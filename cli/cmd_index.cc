@@ -15,6 +15,7 @@
 #include "cli/store_commands.h"
 #include "neardup/id_table.h"
 #include "neardup/index.h"
+#include "neardup/index_file.h"
 #include "neardup/input.h"
 #include "neardup/join.h"
 
@@ -271,6 +272,14 @@ int RunBuild(const IndexFlags& flags) {
 }
 
 int RunQuery(const IndexFlags& flags) {
+  auto info = ReadIndexFileInfo(flags.index_path);
+  if (!info.ok()) return ReportError("index query", info.status());
+  if (info->kind == IndexFileKind::kSignatures) {
+    return ReportError("index query",
+                       Status::InvalidArgument(flags.index_path + ": an index of the accurate method "
+                                               "(sketches, not fingerprints): query it with texts, "
+                                               "`neardup dedup NEW --against " + flags.index_path + "`"));
+  }
   auto index = LoadIndex(flags.index_path);
   if (!index.ok()) return ReportError("index query", index.status());
   const int k = flags.k < 0 ? (*index)->Stats().max_exact_k : flags.k;
@@ -340,13 +349,33 @@ int RunPairs(const IndexFlags& flags) {
   return FinishCommand("index pairs", &output, status);
 }
 
+// The method of an index file and its settings line ("unknown" when the file records none).
+std::string DescribeMethod(const IndexFileInfo& info) {
+  std::string out = "format: version " + std::to_string(info.version) + "\n";
+  if (info.kind == IndexFileKind::kSignatures) return out + "method: accurate\nsettings: " + info.settings + "\n";
+  out += "method: simhash\nsettings: ";
+  return out + (info.settings.empty() ? "unknown (made from fingerprints, or of format version 1)"
+                                      : info.settings) + "\n";
+}
+
 int RunInfo(const IndexFlags& flags) {
+  auto info = ReadIndexFileInfo(flags.index_path);
+  if (!info.ok()) return ReportError("index info", info.status());
+  Output output;
+  output.buffer() += DescribeMethod(*info);
+  if (info->kind == IndexFileKind::kSignatures) {
+    auto set = LoadSignatureIndex(flags.index_path);
+    if (!set.ok()) return ReportError("index info", set.status());
+    output.buffer() += Format("documents: %llu\nsignature: %zu-byte sketch, %zu band keys\nfile: %llu bytes\n",
+                              static_cast<unsigned long long>(set->size()), set->sketch_bytes, set->bands,
+                              static_cast<unsigned long long>(info->file_bytes));
+    return FinishCommand("index info", &output);
+  }
   LoadOptions load;
   load.map_file = true;
   auto index = LoadIndex(flags.index_path, load);
   if (!index.ok()) return ReportError("index info", index.status());
   const IndexStats stats = (*index)->Stats();
-  Output output;
   output.buffer() += Format(
       "design: %s\nfingerprints: %llu\nmemory: %llu bytes (%.1f per fingerprint)\n",
       stats.design.c_str(), static_cast<unsigned long long>(stats.size),
@@ -382,6 +411,9 @@ void AddIndexCommand(CLI::App* app, int* exit_code) {
       "stored in the index; other ids (`neardup hash a b` names lines path:line) are kept in INDEX.ids\n"
       "beside it, and `index query` prints them. An id may appear once (a repeat is an error naming both\n"
       "lines).\n"
+      "These index files hold SimHash fingerprints; index files of the accurate method (sketches, the\n"
+      "default of dedup) come from `neardup dedup --save-index` and are read by `dedup --against`;\n"
+      "`index info` shows the method and settings of both.\n"
       "A store is a directory: `index add DIR` creates it and adds documents (texts), `index query DIR`\n"
       "and `index info DIR` read it, `index remove DIR` takes documents out (doc/store.md).\n"
       "Example:\n"
@@ -444,7 +476,8 @@ void AddIndexCommand(CLI::App* app, int* exit_code) {
   AddThreads(pairs, flags.get());
   pairs->callback([flags, exit_code] { *exit_code = RunPairs(*flags); });
 
-  CLI::App* info = index->add_subcommand("info", "Print an index file's design, size and memory, or a store's");
+  CLI::App* info = index->add_subcommand(
+      "info", "Print an index file's method, settings, design, size and memory, or a store's");
   info->footer(
       "A store's info: its settings, documents, rows handed out, memory of its index and size on disk.\n"
       "Example:\n  neardup index info docs.ndx\n  neardup index info posts.store");

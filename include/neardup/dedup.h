@@ -121,11 +121,24 @@ struct DedupOptions {
   bool all_pairs = false;
   std::string report_path;    // the DedupReport as JSON
 
-  // Indexes of earlier corpora (neardup/index.h, saved by save_index): a document within k bits of a
-  // fingerprint in one of them is a duplicate of it. Each index may have a sidecar INDEX.ids with the
-  // documents' ids (written by save_index); without one, matches are named by their numeric ids.
+  // Index files of earlier corpora (neardup/index_file.h, saved by save_index): a document that is a
+  // near-duplicate of a document in one of them is a duplicate of it (DedupReport::duplicates_of_index;
+  // the dups output names the index's document, by its INDEX.ids name when there is one, else its
+  // number). An index of the accurate method is matched by the accurate rule (a shared band key and
+  // estimated Jaccard >= threshold; the score is the Jaccard); one of the SimHash method within k bits
+  // (the score is the distance); the best match is kept. Every index must have been built with the
+  // run's settings (method, features, threshold and bands, or k): otherwise the run fails with
+  // InvalidArgument naming the difference. An index that records no settings (format version 1, or
+  // `neardup index build`) is read as SimHash fingerprints, matched within k bits with a warning in
+  // DedupReport::warnings that its settings could not be checked.
   std::vector<std::string> against_indexes;
-  // Saves an index of this run's kept documents (and INDEX.ids), for the next run's against_indexes.
+  // true: the run takes its method and settings from the against_indexes (which must all record the
+  // same ones) instead of `similarity` (only its k, for the accurate method, and the settings that
+  // change no signature, such as features.max_document_bytes, are kept). InvalidArgument when there
+  // is no index or one records no settings.
+  bool against_settings = false;
+  // Saves an index of this run's kept documents (the method's kind: accurate signatures or SimHash
+  // fingerprints, with the run's settings) and INDEX.ids, for the next run's against_indexes.
   std::string save_index;
 
   // Called ten times a second, whatever the job is doing, from a thread of the job (never two calls at

@@ -22,6 +22,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "neardup/status.h"
@@ -163,11 +164,14 @@ std::unique_ptr<Index> NewBruteForceIndex();
 
 // Writes a PermutedTableIndex (made by the functions above or LoadIndex) to path, in the format of
 // doc/index_format.md. Inserts still buffered are included; removed fingerprints are not.
-// InvalidArgument for another kind of Index; IOError naming the path. The file appears whole or not at
-// all (neardup/output.h).
-Status SaveIndex(const Index& index, const std::string& path);
+// `settings` is recorded in the header: the SettingsLine (neardup/method.h) of the method that made
+// the fingerprints, or empty when it is not known (fingerprints from elsewhere); ReadIndexFileInfo
+// (neardup/index_file.h) reads it back. InvalidArgument for another kind of Index or a settings line
+// over 4096 bytes; IOError naming the path. The file appears whole or not at all
+// (neardup/output.h).
+Status SaveIndex(const Index& index, const std::string& path, std::string_view settings = {});
 // The same, written to an open output that the caller commits (e.g. with the other outputs of a job).
-Status SaveIndex(const Index& index, OutputFile* out);
+Status SaveIndex(const Index& index, OutputFile* out, std::string_view settings = {});
 
 struct LoadOptions {
   bool verify_checksums = true;  // false: open in O(directory) time, trusting the file's contents
@@ -175,8 +179,10 @@ struct LoadOptions {
   IndexOptions index;  // merge_threshold, background_merge, build_threads for later inserts
 };
 
-// Opens an index written by SaveIndex. NotFound / IOError naming the path; Corruption naming the
-// section or offset when the file is truncated, altered or of another version.
+// Opens an index written by SaveIndex (format version 2, or version 1 of earlier builds).
+// NotFound / IOError naming the path; Corruption naming the section or offset when the file is
+// truncated, altered or of a version this build does not read; InvalidArgument for an index file of
+// the accurate method (signatures, read by LoadSignatureIndex of neardup/index_file.h).
 Result<std::unique_ptr<Index>> LoadIndex(const std::string& path, const LoadOptions& options = {});
 
 }  // namespace neardup

@@ -11,6 +11,7 @@
 #include <numeric>
 #include <thread>
 
+#include "dedup/against_indexes.h"
 #include "dedup/documents.h"
 #include "dedup/duplicate_ids.h"
 #include "dedup/fingerprint_groups.h"
@@ -19,6 +20,7 @@
 #include "neardup/cpu.h"
 #include "neardup/format.h"
 #include "neardup/index.h"
+#include "neardup/index_file.h"
 #include "neardup/input.h"
 #include "neardup/join.h"
 #include "neardup/output.h"
@@ -27,6 +29,7 @@ namespace neardup {
 namespace {
 
 using dedup_internal::DocumentTable;
+using dedup_internal::IndexMatch;
 using dedup_internal::InputFile;
 using Clock = std::chrono::steady_clock;
 
@@ -166,14 +169,6 @@ bool Better(KeepRule rule, const DocumentTable& t, uint32_t a, uint32_t b) {
   return a < b;
 }
 
-// A near-duplicate of a document of an earlier corpus.
-struct IndexMatch {
-  uint32_t document;
-  uint32_t index;     // which of options.against_indexes
-  uint64_t id;        // the numeric id in that index
-  int distance;
-};
-
 class Job {
  public:
   explicit Job(const DedupOptions& options) : options_(options) {}
@@ -208,7 +203,9 @@ class Job {
   }
 
   const DedupOptions& options_;
-  const bool accurate_ = options_.similarity.method == DedupMethod::kAccurate;
+  // The method of the run: options_.similarity, or the --against indexes' own (against_settings).
+  MethodOptions method_;
+  bool accurate_ = false;
   std::unique_ptr<DocumentSigner> signer_;
   const Sketcher* sketcher_ = nullptr;  // kAccurate
   int threads_ = 1;
@@ -336,28 +333,22 @@ Status Job::CheckFieldsAndIds() {
 Status Job::MatchIndexes() {
   if (options_.against_indexes.empty()) return Status::OK();
   const auto start = Clock::now();
-  std::vector<int> best(table_.size(), 64);
-  std::vector<IndexMatch> found(table_.size(), IndexMatch{kNone, 0, 0, 64});
+  std::vector<IndexMatch> best(table_.size());
+  dedup_internal::DocumentSignatures documents;
+  documents.fingerprints = table_.fingerprints;
+  documents.sketches = table_.sketches;
+  documents.band_keys = table_.band_keys;
+  documents.sketch_bytes = signer_->sketch_bytes();
+  documents.bands = signer_->bands();
+  documents.is_empty = [this](uint32_t d) { return IsEmpty(d); };
   for (uint32_t i = 0; i < options_.against_indexes.size(); ++i) {
-    const std::string& path = options_.against_indexes[i];
-    auto index = LoadIndex(path);
-    if (!index.ok()) return index.status();
-    auto ids = dedup_internal::IdTable::Load(IdTablePath(path));
-    if (!ids.ok() && ids.status().code() != Status::Code::kNotFound) return ids.status();
-    index_ids_.push_back(ids.ok() ? std::move(*ids) : dedup_internal::IdTable());
-    auto result = (*index)->QueryBatch(table_.fingerprints, options_.similarity.k, threads_);
-    if (!result.ok()) return result.status().WithContext(path);
-    for (uint32_t d = 0; d < table_.size(); ++d) {
-      if (IsEmpty(d)) continue;  // no features: never matched
-      auto matches = result->MatchesOf(d);
-      if (!matches.empty() && matches[0].distance < best[d]) {
-        best[d] = matches[0].distance;
-        found[d] = {d, i, matches[0].id, matches[0].distance};
-      }
-    }
+    index_ids_.emplace_back();
+    NEARDUP_RETURN_IF_ERROR(dedup_internal::MatchIndex(options_.against_indexes[i], i, *signer_,
+                                                       documents, threads_, &best,
+                                                       &index_ids_.back()));
     NEARDUP_RETURN_IF_ERROR(Cancelled());
   }
-  for (const auto& m : found) {
+  for (const IndexMatch& m : best) {
     if (m.document != kNone) index_matches_.push_back(m);
   }
   report_.duplicates_of_index = index_matches_.size();
@@ -387,7 +378,7 @@ Status Job::GroupAndJoinSketches() {
   distinct_ = std::move(table_.fingerprints);
   table_.fingerprints = {};
   BandJoinOptions join;
-  join.threshold = options_.similarity.threshold;
+  join.threshold = method_.threshold;
   join.threads = threads_;
   join.all_pairs = options_.all_pairs || !options_.pairs_path.empty();
   report_.pairs_complete = join.all_pairs;
@@ -395,7 +386,8 @@ Status Job::GroupAndJoinSketches() {
   auto similar = FindSimilarPairs(*sketcher_, table_.band_keys, table_.sketches, join, &stats);
   if (!similar.ok()) return similar.status();
   report_.candidates = stats.candidates;
-  std::vector<uint32_t>().swap(table_.band_keys);  // not needed any more
+  // Not needed any more, but by an accurate index to save.
+  if (index_out_ == nullptr) std::vector<uint32_t>().swap(table_.band_keys);
   pairs_.reserve(similar->size());
   for (const SimilarPair& p : *similar) {
     pairs_.push_back({p.first, p.second, std::popcount(distinct_[p.first] ^ distinct_[p.second])});
@@ -413,7 +405,7 @@ Status Job::JoinAndCluster() {
     GroupByFingerprint();
     JoinOptions join;
     join.threads = threads_;
-    auto pairs = FindAllPairs(distinct_, options_.similarity.k, join);
+    auto pairs = FindAllPairs(distinct_, method_.k, join);
     if (!pairs.ok()) return pairs.status();
     pairs_ = std::move(*pairs);
   }
@@ -478,8 +470,13 @@ Status Job::WriteDuplicatesAndClusters() {
     if (group_of_[d] == kNone) {
       const IndexMatch& m = index_matches_[next_match++];
       const auto& ids = index_ids_[m.index];
-      AppendTsvField(ids.Has(m.id) ? ids.Get(m.id) : std::string_view(std::to_string(m.id)), &out);
-      AppendDistance(m.distance, &out);
+      const std::string number = std::to_string(m.id);
+      AppendTsvField(ids.Has(m.id) ? ids.Get(m.id) : std::string_view(number), &out);
+      if (m.jaccard) {
+        AppendJaccard(m.score, &out);
+      } else {
+        AppendDistance(static_cast<int>(m.score), &out);
+      }
     } else {
       const uint32_t kept = kept_of_[component_[group_of_[d]]];
       AppendTsvField(table_.id(kept), &out);
@@ -616,24 +613,44 @@ Status Job::WriteKept() {
   return Status::OK();
 }
 
+// The kept documents with features, numbered 0, 1, 2... in input order, and their ids in INDEX.ids:
+// the accurate method's signatures, or the SimHash method's fingerprints in permuted tables.
 Status Job::SaveIndex() {
   if (index_out_ == nullptr) return Status::OK();
   const auto start = Clock::now();
   std::vector<uint64_t> ids, fingerprints;
+  SignatureSet signatures;
+  signatures.settings = signer_->settings();
+  signatures.sketch_bytes = signer_->sketch_bytes();
+  signatures.bands = signer_->bands();
   dedup_internal::IdTable names;
   for (uint32_t d = 0; d < table_.size(); ++d) {
     if (!kept_[d] || IsEmpty(d)) continue;  // a document without features is never matched
     ids.push_back(ids.size());
     fingerprints.push_back(FingerprintOf(d));
     names.Add(table_.id(d));
+    if (!accurate_) continue;
+    const size_t g = group_of_[d];
+    const auto sketch = table_.sketches.begin() + static_cast<std::ptrdiff_t>(g * signatures.sketch_bytes);
+    signatures.sketches.insert(signatures.sketches.end(), sketch,
+                               sketch + static_cast<std::ptrdiff_t>(signatures.sketch_bytes));
+    const auto keys = table_.band_keys.begin() + static_cast<std::ptrdiff_t>(g * signatures.bands);
+    signatures.band_keys.insert(signatures.band_keys.end(), keys,
+                                keys + static_cast<std::ptrdiff_t>(signatures.bands));
   }
-  IndexOptions index_options;
-  index_options.max_k = std::max(options_.similarity.k, 3);
-  index_options.build_threads = threads_;
-  auto index = BuildPermutedTableIndex(ids, fingerprints, index_options);
-  if (!index.ok()) return index.status();
   // Committed with the other outputs, last.
-  NEARDUP_RETURN_IF_ERROR(neardup::SaveIndex(**index, index_out_));
+  if (accurate_) {
+    signatures.ids = std::move(ids);
+    signatures.simhashes = std::move(fingerprints);
+    NEARDUP_RETURN_IF_ERROR(SaveSignatureIndex(signatures, index_out_));
+  } else {
+    IndexOptions index_options;
+    index_options.max_k = std::max(method_.k, 3);
+    index_options.build_threads = threads_;
+    auto index = BuildPermutedTableIndex(ids, fingerprints, index_options);
+    if (!index.ok()) return index.status();
+    NEARDUP_RETURN_IF_ERROR(neardup::SaveIndex(**index, index_out_, signer_->settings()));
+  }
   NEARDUP_RETURN_IF_ERROR(names.Save(index_ids_out_));
   AddStage("save-index", start, false);
   return Status::OK();
@@ -642,7 +659,7 @@ Status Job::SaveIndex() {
 // The method and its parameters as one line for the report.
 std::string Job::Settings() const {
   std::string s = signer_->settings();
-  if (accurate_) s += " k=" + std::to_string(options_.similarity.k);  // for SimHash --against indexes
+  if (accurate_) s += " k=" + std::to_string(method_.k);  // for SimHash --against indexes
   return s + (options_.empty == EmptyPolicy::kKeep ? " empty=keep"
               : options_.empty == EmptyPolicy::kDrop ? " empty=drop" : " empty=fail");
 }
@@ -651,17 +668,23 @@ Result<DedupReport> Job::Run() {
   const auto start = Clock::now();
   NEARDUP_RETURN_IF_ERROR(CheckOptions(options_));
   threads_ = ResolveThreads(options_.threads);
-  auto signer = DocumentSigner::Create(options_.similarity);
+  NEARDUP_RETURN_IF_ERROR(DeclareOutputs());
+  std::vector<std::string> index_warnings;
+  auto method = dedup_internal::SettleMethod(options_, &index_warnings);
+  if (!method.ok()) return method.status();
+  method_ = std::move(*method);
+  accurate_ = method_.method == DedupMethod::kAccurate;
+  auto signer = DocumentSigner::Create(method_);
   if (!signer.ok()) return signer.status();
   signer_ = std::move(*signer);
   sketcher_ = signer_->sketcher();
-  NEARDUP_RETURN_IF_ERROR(DeclareOutputs());
   if (scratch_.path().empty()) return Status::IOError("cannot create a temporary folder");
   progress_.Stage("read");
   auto files = dedup_internal::ExpandInputs(options_, scratch_.path() + "/stdin");
   if (!files.ok()) return files.status();
   files_ = std::move(*files);
   report_.warnings = dedup_internal::InputWarnings(files_, options_);
+  report_.warnings.insert(report_.warnings.end(), index_warnings.begin(), index_warnings.end());
   uint64_t total_bytes = 0;
   for (const auto& f : files_) total_bytes += f.size;
   progress_.set_total_bytes(total_bytes);

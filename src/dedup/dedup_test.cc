@@ -11,6 +11,8 @@
 #include <sstream>
 
 #include "neardup/hamming.h"
+#include "neardup/index_file.h"
+#include "neardup/method.h"
 #include "neardup/sketch.h"
 #include "testutil.h"
 
@@ -488,6 +490,7 @@ TEST_F(DedupTest, AgainstASavedIndex) {
   EXPECT_GE(r2->duplicates_of_index, 50u);
   auto dups = ReadFile(second.dups_path);
   EXPECT_NE(dups.find("\td1-"), std::string::npos) << "day-1 ids are named through INDEX.ids";
+  if (method == DedupMethod::kAccurate) continue;  // AgainstAnAccurateIndexEqualsBruteForce
   // Nothing of day 2 that is kept is within k of a document the index holds (day 1's kept ones).
   auto f = std::move(Fingerprinter::Create(features)).value();
   auto text_of = [](const std::string& line) {
@@ -500,6 +503,166 @@ TEST_F(DedupTest, AgainstASavedIndex) {
     EXPECT_EQ(CountWithin(indexed, f->Fingerprint(text_of(line))->simhash, 3), 0u) << line;
   }
  }
+}
+
+// Documents as JSONL lines with ids prefix + number.
+std::string Jsonl(const std::vector<std::string>& docs, const std::string& prefix) {
+  std::string out;
+  for (size_t i = 0; i < docs.size(); ++i) {
+    out += "{\"id\":\"" + prefix + std::to_string(i) + "\",\"text\":\"" + docs[i] + "\"}\n";
+  }
+  return out;
+}
+
+// The id and text of a JSONL line written by Jsonl.
+std::string IdOf(const std::string& line) {
+  const auto start = line.find("\"id\":\"") + 6;
+  return line.substr(start, line.find('"', start) - start);
+}
+std::string TextOf(const std::string& line) {
+  const auto start = line.find("\"text\":\"") + 8;
+  return line.substr(start, line.size() - start - 2);
+}
+
+// Day 2 against day 1's index of the default (accurate) method: exactly the day-2 documents with a
+// near-duplicate among day 1's kept documents (DocumentSigner::Compare, over all pairs) are
+// duplicates of the index, each named with its best match (the highest Jaccard, then the first).
+TEST_F(DedupTest, AgainstAnAccurateIndexEqualsBruteForce) {
+  auto docs = MakeGradedCorpus(31, testing::Sanitized() ? 60 : 150);
+  const size_t cut = docs.size() * 6 / 10;
+  const std::vector<std::string> day1(docs.begin(), docs.begin() + static_cast<std::ptrdiff_t>(cut));
+  const std::vector<std::string> day2(docs.end() - static_cast<std::ptrdiff_t>(cut), docs.end());
+  DedupOptions first = Options(dir_.File("day1.jsonl", Jsonl(day1, "d1-")));
+  first.save_index = dir_.Path("day1.idx");
+  auto r1 = RunDedup(first);
+  ASSERT_TRUE(r1.ok()) << r1.status().ToString();
+  auto info = ReadIndexFileInfo(first.save_index);
+  ASSERT_TRUE(info.ok()) << info.status().ToString();
+  EXPECT_EQ(info->kind, IndexFileKind::kSignatures);
+  EXPECT_EQ(info->documents, r1->kept);
+  auto signer = std::move(DocumentSigner::Create({})).value();
+  EXPECT_EQ(info->settings, signer->settings());
+  std::vector<std::pair<std::string, Signature>> indexed;  // day 1's kept documents, in order
+  for (const auto& line : Lines(ReadFile(first.kept_path))) indexed.emplace_back(IdOf(line), *signer->Sign(TextOf(line)));
+
+  DedupOptions second = Options(dir_.File("day2.jsonl", Jsonl(day2, "d2-")));
+  second.against_indexes = {first.save_index};
+  auto r2 = RunDedup(second);
+  ASSERT_TRUE(r2.ok()) << r2.status().ToString();
+  EXPECT_TRUE(r2->warnings.empty());
+  std::map<std::string, std::string> want;  // day-2 id -> "day-1 id<TAB>score"
+  size_t below_one = 0;
+  for (size_t i = 0; i < day2.size(); ++i) {
+    const Signature signature = *signer->Sign(day2[i]);
+    std::optional<double> best;
+    std::string best_id;
+    for (const auto& [id, stored] : indexed) {
+      auto jaccard = signer->Compare(signature, stored);
+      if (jaccard && (!best || *jaccard > *best)) {
+        best = jaccard;
+        best_id = id;
+      }
+    }
+    if (!best) continue;
+    want["d2-" + std::to_string(i)] = best_id + "\t" + Score(*best);
+    below_one += *best < 1;
+  }
+  EXPECT_GT(want.size(), 10u);
+  EXPECT_GT(below_one, 3u) << "the corpus must have near copies, not only exact ones";
+  std::map<std::string, std::string> got;
+  for (const auto& line : Lines(ReadFile(second.dups_path))) {
+    const auto tab = line.find('\t');
+    if (line.compare(tab + 1, 3, "d1-") == 0) got[line.substr(0, tab)] = line.substr(tab + 1);
+  }
+  EXPECT_EQ(got, want);
+  EXPECT_EQ(r2->duplicates_of_index, want.size());
+}
+
+// An index built with other settings is refused, naming the difference; against_settings runs with
+// the index's own settings; several indexes must agree.
+TEST_F(DedupTest, AgainstAnIndexOfOtherSettings) {
+  auto docs = MakeGradedCorpus(41, 40);
+  const std::string input = dir_.File("day.jsonl", Jsonl(docs, "d-"));
+  DedupOptions first = Options(input);
+  first.save_index = dir_.Path("a.idx");
+  auto r1 = RunDedup(first);
+  ASSERT_TRUE(r1.ok()) << r1.status().ToString();
+  DedupOptions other = Options(input);
+  other.similarity.threshold = 0.7;
+  other.save_index = dir_.Path("b.idx");
+  other.kept_path = dir_.Path("b.txt");
+  ASSERT_TRUE(RunDedup(other).ok());
+
+  DedupOptions o = Options(input);
+  o.similarity.threshold = 0.7;
+  o.against_indexes = {first.save_index};
+  auto refused = RunDedup(o);
+  ASSERT_EQ(refused.status().code(), Status::Code::kInvalidArgument);
+  EXPECT_NE(refused.status().message().find(first.save_index + " was built with other settings: "), std::string::npos)
+      << refused.status().ToString();
+  EXPECT_NE(refused.status().message().find("threshold 0.7 here, 0.8 in the index"), std::string::npos)
+      << refused.status().ToString();
+
+  o.similarity.method = DedupMethod::kSimhash;
+  refused = RunDedup(o);
+  ASSERT_EQ(refused.status().code(), Status::Code::kInvalidArgument);
+  EXPECT_NE(refused.status().message().find("method simhash here, accurate in the index"), std::string::npos)
+      << refused.status().ToString();
+
+  // The index's settings taken for the run: the same outputs as a run given them.
+  o.against_settings = true;
+  auto taken = RunDedup(o);
+  ASSERT_TRUE(taken.ok()) << taken.status().ToString();
+  EXPECT_NE(taken->settings.find("method=accurate"), std::string::npos) << taken->settings;
+  EXPECT_NE(taken->settings.find("threshold=0.8"), std::string::npos) << taken->settings;
+  EXPECT_GE(taken->duplicates_of_index, r1->kept);  // each kept document finds itself
+  const std::string taken_dups = ReadFile(o.dups_path);
+  DedupOptions given = Options(input);
+  given.against_indexes = {first.save_index};
+  ASSERT_TRUE(RunDedup(given).ok());
+  EXPECT_EQ(ReadFile(given.dups_path), taken_dups);
+
+  // Several indexes: they must agree with the run, and (against_settings) with each other.
+  given.against_indexes = {first.save_index, other.save_index};
+  refused = RunDedup(given);
+  ASSERT_EQ(refused.status().code(), Status::Code::kInvalidArgument);
+  EXPECT_NE(refused.status().message().find(other.save_index + " was built with other settings: bands 20x6 here, "
+                                            "20x4 in the index; threshold 0.8 here, 0.7 in the index"),
+            std::string::npos)
+      << refused.status().ToString();
+  o.against_indexes = {first.save_index, other.save_index};
+  refused = RunDedup(o);
+  ASSERT_EQ(refused.status().code(), Status::Code::kInvalidArgument);
+  EXPECT_NE(refused.status().message().find(other.save_index + " and " + first.save_index +
+                                            " were built with different settings: bands 20x4 in " +
+                                            other.save_index + ", 20x6 in " + first.save_index +
+                                            "; threshold 0.7 in " + other.save_index + ", 0.8 in " +
+                                            first.save_index),
+            std::string::npos)
+      << refused.status().ToString();
+  o.against_indexes = {};
+  EXPECT_EQ(RunDedup(o).status().code(), Status::Code::kInvalidArgument);  // no index to take them from
+}
+
+// A version-1 index (tests/data/index_v1, written before index files recorded their settings) is
+// still read: matched by its fingerprints with a warning that its settings could not be checked.
+TEST_F(DedupTest, AgainstAVersionOneIndex) {
+  const std::string dir = std::string(NEARDUP_SOURCE_DIR) + "/tests/data/index_v1/";
+  DedupOptions o = Options(dir + "corpus.txt");
+  o.similarity.method = DedupMethod::kSimhash;
+  o.against_indexes = {dir + "simhash.idx"};
+  auto report = RunDedup(o);
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  EXPECT_EQ(report->duplicates_of_index, 10u);
+  ASSERT_EQ(report->warnings.size(), 1u);
+  EXPECT_NE(report->warnings[0].find(dir + "simhash.idx records no settings"), std::string::npos) << report->warnings[0];
+  std::string want;
+  for (int line = 1; line <= 10; ++line) want += std::to_string(line) + "\told-" + std::to_string(line - 1) + "\t0\n";
+  EXPECT_EQ(ReadFile(o.dups_path), want);
+  o.against_settings = true;
+  auto refused = RunDedup(o);
+  ASSERT_EQ(refused.status().code(), Status::Code::kInvalidArgument);
+  EXPECT_NE(refused.status().message().find("records no settings"), std::string::npos) << refused.status().ToString();
 }
 
 TEST_F(DedupTest, BadOptions) {

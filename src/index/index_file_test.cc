@@ -5,9 +5,13 @@
 
 #include <fstream>
 #include <iterator>
+#include <random>
+#include <sstream>
 
 #include "index/index_testutil.h"
 #include "neardup/index.h"
+#include "neardup/index_file.h"
+#include "neardup/method.h"
 
 namespace neardup {
 namespace {
@@ -140,7 +144,7 @@ TEST(IndexFileTest, DamagedFilesGiveCorruption) {
     expect_corruption(flipped, "bit flipped at " + std::to_string(offset));
   }
   std::string version = good;
-  version[8] = 2;
+  version[8] = 3;
   expect_corruption(version, "future version");
   expect_corruption(std::string("not an index at all, just text\n"), "text");
   expect_corruption(good + "trailing", "trailing bytes");
@@ -157,6 +161,174 @@ TEST(IndexFileTest, MissingFileAndWrongIndexKind) {
   options.design = TableDesign::Even(4, 1);
   auto index = NewPermutedTableIndex(options);
   EXPECT_EQ(SaveIndex(**index, "/nonexistent_dir/x.ndx").code(), Status::Code::kIOError);
+}
+
+TEST(IndexFileTest, FingerprintFilesRecordTheirSettings) {
+  const auto codes = testing::MakeCodes(testing::DataKind::kClustered, 500, 3);
+  auto index = BuildPermutedTableIndex(Sequence(codes.size()), codes, {});
+  ASSERT_TRUE(index.ok());
+  MethodOptions simhash;
+  simhash.method = DedupMethod::kSimhash;
+  const std::string settings = SettingsLine(*ResolveMethodOptions(simhash));
+  const std::string path = TempPath("settings.ndx");
+  ASSERT_TRUE(SaveIndex(**index, path, settings).ok());
+  auto info = ReadIndexFileInfo(path);
+  ASSERT_TRUE(info.ok()) << info.status().ToString();
+  EXPECT_EQ(info->version, 2u);
+  EXPECT_EQ(info->kind, IndexFileKind::kFingerprints);
+  EXPECT_EQ(info->settings, settings);
+  EXPECT_EQ(info->documents, codes.size());
+  auto loaded = LoadIndex(path);
+  ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
+  ExpectSameAsNaive(**loaded, Sequence(codes.size()), codes, std::vector<bool>(codes.size(), true), 3);
+  EXPECT_EQ(LoadSignatureIndex(path).status().code(), Status::Code::kInvalidArgument);
+  // Without settings (fingerprints from elsewhere): recorded as unknown.
+  ASSERT_TRUE(SaveIndex(**index, path).ok());
+  EXPECT_EQ(ReadIndexFileInfo(path)->settings, "");
+  std::remove(path.c_str());
+}
+
+// A file written by the version-1 writer (tests/data/index_v1/README.md) is still read: no
+// settings, the same fingerprints.
+TEST(IndexFileTest, VersionOneFilesAreRead) {
+  const std::string dir = std::string(NEARDUP_SOURCE_DIR) + "/tests/data/index_v1/";
+  auto info = ReadIndexFileInfo(dir + "simhash.idx");
+  ASSERT_TRUE(info.ok()) << info.status().ToString();
+  EXPECT_EQ(info->version, 1u);
+  EXPECT_EQ(info->kind, IndexFileKind::kFingerprints);
+  EXPECT_EQ(info->settings, "");
+  EXPECT_EQ(info->documents, 10u);
+  auto index = LoadIndex(dir + "simhash.idx");
+  ASSERT_TRUE(index.ok()) << index.status().ToString();
+  MethodOptions simhash;
+  simhash.method = DedupMethod::kSimhash;
+  auto signer = std::move(DocumentSigner::Create(simhash)).value();
+  std::ifstream corpus(dir + "corpus.txt");
+  std::string line;
+  uint64_t id = 0;
+  while (std::getline(corpus, line)) {
+    auto matches = (*index)->Query(signer->Sign(line)->simhash, 0);
+    ASSERT_TRUE(matches.ok());
+    ASSERT_FALSE(matches->empty()) << line;
+    EXPECT_EQ((*matches)[0].id, id++) << line;
+  }
+  EXPECT_EQ(id, 10u);
+}
+
+// Texts, some of them near copies of others, one without features.
+std::vector<std::string> Texts(size_t n) {
+  std::mt19937_64 rng(5);
+  std::vector<std::string> texts;
+  for (size_t i = 0; i < n; ++i) {
+    std::string text;
+    if (i > 0 && i % 3 == 0) {
+      text = texts[rng() % texts.size()];
+      text.append(" and one more");
+    } else {
+      for (int w = 0; w < 40; ++w) {
+        text.push_back('w');
+        text.append(std::to_string(rng() % 500));
+        text.push_back(' ');
+      }
+    }
+    texts.push_back(i == 7 ? "!!! ???" : text);
+  }
+  return texts;
+}
+
+SignatureSet SignTexts(const DocumentSigner& signer, const std::vector<std::string>& texts) {
+  SignatureSet set;
+  set.settings = signer.settings();
+  set.sketch_bytes = signer.sketch_bytes();
+  set.bands = signer.bands();
+  for (size_t i = 0; i < texts.size(); ++i) {
+    const Signature s = *signer.Sign(texts[i]);
+    set.ids.push_back(100 + 3 * i);
+    set.simhashes.push_back(s.simhash);
+    set.sketches.insert(set.sketches.end(), s.sketch.begin(), s.sketch.end());
+    set.band_keys.insert(set.band_keys.end(), s.band_keys.begin(), s.band_keys.end());
+  }
+  return set;
+}
+
+TEST(IndexFileTest, SignatureFilesRoundTrip) {
+  MethodOptions accurate;
+  accurate.threshold = 0.7;
+  auto signer = std::move(DocumentSigner::Create(accurate)).value();
+  const std::vector<std::string> texts = Texts(60);
+  const SignatureSet set = SignTexts(*signer, texts);
+  const std::string path = TempPath("signatures.ndx");
+  ASSERT_TRUE(SaveSignatureIndex(set, path).ok());
+  auto info = ReadIndexFileInfo(path);
+  ASSERT_TRUE(info.ok()) << info.status().ToString();
+  EXPECT_EQ(info->version, 2u);
+  EXPECT_EQ(info->kind, IndexFileKind::kSignatures);
+  EXPECT_EQ(info->settings, signer->settings());
+  EXPECT_EQ(info->documents, texts.size());
+  for (bool verify : {true, false}) {
+    auto loaded = LoadSignatureIndex(path, verify);
+    ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
+    EXPECT_EQ(loaded->settings, set.settings);
+    EXPECT_EQ(loaded->ids, set.ids);
+    EXPECT_EQ(loaded->simhashes, set.simhashes);
+    EXPECT_EQ(loaded->sketches, set.sketches);
+    EXPECT_EQ(loaded->band_keys, set.band_keys);
+    for (size_t i = 0; i < texts.size(); ++i) EXPECT_EQ(loaded->Get(i), *signer->Sign(texts[i])) << i;
+    EXPECT_TRUE(loaded->Get(7).empty);
+  }
+  EXPECT_EQ(LoadIndex(path).status().code(), Status::Code::kInvalidArgument);
+  // An empty set round-trips too.
+  SignatureSet none = SignTexts(*signer, {});
+  ASSERT_TRUE(SaveSignatureIndex(none, path).ok());
+  auto empty = LoadSignatureIndex(path);
+  ASSERT_TRUE(empty.ok()) << empty.status().ToString();
+  EXPECT_EQ(empty->size(), 0u);
+  // Sets that do not hold together are refused.
+  SignatureSet bad = set;
+  bad.band_keys.pop_back();
+  EXPECT_EQ(SaveSignatureIndex(bad, path).code(), Status::Code::kInvalidArgument);
+  bad = set;
+  MethodOptions simhash;
+  simhash.method = DedupMethod::kSimhash;
+  bad.settings = SettingsLine(*ResolveMethodOptions(simhash));
+  EXPECT_EQ(SaveSignatureIndex(bad, path).code(), Status::Code::kInvalidArgument);
+  std::remove(path.c_str());
+}
+
+TEST(IndexFileTest, DamagedSignatureFilesGiveCorruption) {
+  auto signer = std::move(DocumentSigner::Create({})).value();
+  const std::string path = TempPath("good_signatures.ndx");
+  ASSERT_TRUE(SaveSignatureIndex(SignTexts(*signer, Texts(12)), path).ok());
+  const std::string good = ReadFile(path);
+  const std::string bad = TempPath("bad_signatures.ndx");
+  auto expect_corruption = [&](const std::string& bytes, const std::string& what) {
+    WriteFile(bad, bytes);
+    auto loaded = LoadSignatureIndex(bad);
+    ASSERT_FALSE(loaded.ok()) << what;
+    EXPECT_EQ(loaded.status().code(), Status::Code::kCorruption) << what << ": " << loaded.status().ToString();
+    EXPECT_NE(loaded.status().message().find(bad), std::string::npos) << what;
+  };
+  for (size_t length = 0; length < good.size(); length += length < 700 ? 1 : 97) {
+    expect_corruption(good.substr(0, length), "truncated to " + std::to_string(length));
+  }
+  for (size_t offset = 0; offset < good.size(); offset += offset < 700 ? 3 : 41) {
+    std::string flipped = good;
+    flipped[offset] = static_cast<char>(flipped[offset] ^ 0x10);
+    expect_corruption(flipped, "bit flipped at " + std::to_string(offset));
+  }
+  expect_corruption(good + "trailing", "trailing bytes");
+  // A version this build does not read is refused, saying so.
+  std::string future = good;
+  future[8] = 3;
+  WriteFile(bad, future);
+  for (const auto& status : {LoadSignatureIndex(bad).status(), ReadIndexFileInfo(bad).status(),
+                             LoadIndex(bad).status()}) {
+    EXPECT_EQ(status.code(), Status::Code::kCorruption);
+    EXPECT_NE(status.message().find("version 3; this build reads versions 1 to 2"), std::string::npos)
+        << status.ToString();
+  }
+  std::remove(path.c_str());
+  std::remove(bad.c_str());
 }
 
 }  // namespace

@@ -85,22 +85,26 @@ void BandTables::Merge(const RowBits& removed) {
       fresh.push_back(uint64_t{buffer_keys_[index * bands_ + j]} << 32 | row);
     }
     std::sort(fresh.begin(), fresh.end());
-    std::vector<uint64_t> merged;
-    merged.reserve(band.entries.size() + fresh.size());
-    auto live = [&](uint64_t e) { return !removed.Contains(static_cast<uint32_t>(e)); };
-    size_t a = 0, b = 0;
-    while (a < band.entries.size() || b < fresh.size()) {
-      if (b == fresh.size() || (a < band.entries.size() && band.entries[a] < fresh[b])) {
-        if (live(band.entries[a])) merged.push_back(band.entries[a]);
-        ++a;
+    // In place: drop removed rows (forward), then merge from the back, so that a merge allocates
+    // nothing beyond the vector's growth (a fresh copy of every band would fault in new pages).
+    auto& entries = band.entries;
+    if (removed.count() > 0) {
+      entries.erase(std::remove_if(entries.begin(), entries.end(),
+                                   [&](uint64_t e) { return removed.Contains(static_cast<uint32_t>(e)); }),
+                    entries.end());
+    }
+    size_t a = entries.size(), b = fresh.size();
+    if (entries.capacity() < a + b) entries.reserve((a + b) * 9 / 8);  // growth by 1/8, not doubling
+    entries.resize(a + b);
+    for (size_t out = a + b; b > 0;) {
+      if (a > 0 && entries[a - 1] > fresh[b - 1]) {
+        entries[--out] = entries[--a];
       } else {
-        merged.push_back(fresh[b++]);
+        entries[--out] = fresh[--b];
       }
     }
-    band.entries = std::move(merged);
     BuildDirectory(&band);
-    band.slots.clear();
-    band.slots.shrink_to_fit();
+    std::fill(band.slots.begin(), band.slots.end(), uint64_t{kNone});  // keeps its size for the next buffer
     band.used = 0;
     kept_rows = band.entries.size();
   }

@@ -323,7 +323,10 @@ TEST(OnlineIndexMerge, QueriesStayExactAcrossMerges) {
     ++seen;
   });
   EXPECT_EQ(seen, static_cast<size_t>(std::count(removed.begin(), removed.end(), false)));
-  EXPECT_EQ(*index->Get("7"), all[7]);
+  const size_t live = static_cast<size_t>(std::find(removed.begin(), removed.end(), false) - removed.begin());
+  EXPECT_EQ(*index->Get(std::to_string(live)), all[live]);
+  const size_t gone = static_cast<size_t>(std::find(removed.begin(), removed.end(), true) - removed.begin());
+  EXPECT_EQ(index->Get(std::to_string(gone)).status().code(), Status::Code::kNotFound);
 }
 
 }  // namespace

@@ -290,6 +290,38 @@ if run dedup-accurate 0 "$T/empty" -- "$ND" dedup -q "$T/dedup.txt" -o "$T/kept.
   expect_same dedup-accurate-kept "$T/kept.txt" "$(sed -n '1p;3p;5p' "$T/dedup.txt")"
   expect dedup-accurate-report "$T/report.json" 'method=accurate mode=shingles:char:5 weighting=distinct lang=auto fold=t2s threshold=0.8 sketch=1024x1 bands=20x6'
 fi
+# --- dedup --save-index then --against with the default method: an index of sketches and band keys
+sed -n '1p;3p;5p' "$T/dedup.txt" >"$T/day1.txt"
+{ sed -n 2p "$T/dedup.txt"; echo 'A brand new line about gardening, tomatoes and the summer rain.'; } >"$T/day2.txt"
+if run save-accurate 0 "$T/empty" -- "$ND" dedup -q "$T/day1.txt" --save-index "$T/day1.idx"; then
+  [[ -s "$T/day1.idx" && -s "$T/day1.idx.ids" ]] && ok || fail save-accurate "no index and ids"
+fi
+if run info-accurate 0 "$T/empty" -- "$ND" index info "$T/day1.idx"; then
+  expect_output info-accurate "format: version 2
+method: accurate
+settings: method=accurate mode=shingles:char:5 weighting=distinct lang=auto fold=t2s threshold=0.8 sketch=1024x1 bands=20x6 fingerprint=1 sketch_version=1
+documents: 3
+signature: 132-byte sketch, 20 band keys
+file: $(stat -c %s "$T/day1.idx") bytes" ""
+fi
+if run against-accurate 0 "$T/empty" -- "$ND" dedup -q "$T/day2.txt" --against "$T/day1.idx" -o "$T/new.txt" --dups "$T/dups2.tsv" --report "$T/report2.json"; then
+  grep -qE '^1'$'\t''1'$'\t''0\.9[0-9]{3}$' "$T/dups2.tsv" && ok || fail against-accurate "dups: 1 of the index's 1 with a Jaccard"
+  expect_same against-accurate-kept "$T/new.txt" "$(sed -n 2p "$T/day2.txt")"
+  expect against-accurate-report "$T/report2.json" '"duplicates_of_index":1'
+fi
+if run against-other-settings 1 "$T/empty" -- "$ND" dedup -q "$T/day2.txt" --against "$T/day1.idx" --threshold 0.7; then
+  expect_output against-other-settings "" "neardup dedup: $T/day1.idx was built with other settings: bands 20x4 here, 20x6 in the index; threshold 0.7 here, 0.8 in the index (--against-settings runs with the index's settings)"
+fi
+if run against-settings 0 "$T/empty" -- "$ND" dedup -q "$T/day2.txt" --against "$T/day1.idx" --against-settings --dups "$T/dups3.tsv"; then
+  expect_same against-settings "$T/dups3.tsv" "$(cat "$T/dups2.tsv")"
+fi
+if run against-settings-and-threshold 2 "$T/empty" -- "$ND" dedup -q "$T/day2.txt" --against "$T/day1.idx" --against-settings --threshold 0.7; then
+  expect_output against-settings-and-threshold "" "neardup dedup: usage: --against-settings takes the method and its settings from the index: leave out --threshold"
+fi
+printf 'q\t0000000000000000\n' >"$T/q.tsv"
+if run query-accurate 1 "$T/empty" -- "$ND" index query "$T/day1.idx" "$T/q.tsv"; then
+  expect_output query-accurate "" "neardup index query: $T/day1.idx: an index of the accurate method (sketches, not fingerprints): query it with texts, \`neardup dedup NEW --against $T/day1.idx\`"
+fi
 if run dedup-simhash 0 "$T/empty" -- "$ND" dedup -q --method simhash -k 7 "$T/dedup.txt" --pairs "$T/pairs.tsv"; then
   grep -qE '^1'$'\t''2'$'\t''[0-7]$' "$T/pairs.tsv" && ok || fail dedup-simhash "pairs: 1 2 with a distance"
 fi

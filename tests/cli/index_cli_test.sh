@@ -55,7 +55,7 @@ printf 'q1\t1\t0\nq1\t5\t1\n' >"$WORK/want_query1"
 expect "query k=1 from stdin" 0 "$WORK/want_query1" "" -- \
   bash -c "\"$NEARDUP\" index query \"$WORK/db.ndx\" -k 1 < \"$WORK/queries.tsv\""
 # The memory line depends on the index's allocation: its form is checked, not its figures.
-printf 'design: %s\nfingerprints: 5\nmemory: N bytes (N per fingerprint)\n' "$D4" >"$WORK/want_info"
+printf 'format: version 2\nmethod: simhash\nsettings: unknown (made from fingerprints, or of format version 1)\ndesign: %s\nfingerprints: 5\nmemory: N bytes (N per fingerprint)\n' "$D4" >"$WORK/want_info"
 expect "info" 0 "$WORK/want_info" "" -- \
   bash -c "\"$NEARDUP\" index info \"$WORK/db.ndx\" | sed -E 's/^memory: [0-9]+ bytes \([0-9.]+ per/memory: N bytes (N per/'"
 expect "build --decimal, explicit design" 0 /dev/null "neardup index build: 5 fingerprints, $D10 -> $WORK/dec.ndx" -- \
