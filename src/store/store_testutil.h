@@ -15,6 +15,7 @@
 #include <random>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "neardup/store.h"
@@ -70,7 +71,20 @@ inline std::unique_ptr<Store> MustOpen(const std::string& dir, const StoreOption
 
 // Starts this test program running only `test` with the environment variable `name`=`value`; the
 // child's standard output is read from the returned pipe and its pid given in *pid.
+// Everything the child needs is prepared before fork: the parent has threads (RocksDB's), so the
+// child calls only async-signal-safe functions before exec.
 inline FILE* StartSelf(const std::string& test, const std::string& name, const std::string& value, pid_t* pid) {
+  const std::string filter = "--gtest_filter=" + test;
+  const std::string brief = "--gtest_brief=1";
+  const std::string program = "store_test_child";
+  std::vector<char*> argv = {const_cast<char*>(program.c_str()), const_cast<char*>(filter.c_str()),
+                             const_cast<char*>(brief.c_str()), nullptr};
+  const std::string variable = name + "=" + value;
+  std::vector<char*> envp = {const_cast<char*>(variable.c_str())};
+  for (char** entry = environ; *entry != nullptr; ++entry) {
+    if (!std::string_view(*entry).starts_with(name + "=")) envp.push_back(*entry);
+  }
+  envp.push_back(nullptr);
   int fds[2];
   if (::pipe(fds) != 0) return nullptr;
   *pid = ::fork();
@@ -78,9 +92,7 @@ inline FILE* StartSelf(const std::string& test, const std::string& name, const s
     ::dup2(fds[1], 1);
     ::close(fds[0]);
     ::close(fds[1]);
-    ::setenv(name.c_str(), value.c_str(), 1);
-    const std::string filter = "--gtest_filter=" + test;
-    ::execl("/proc/self/exe", "store_test_child", filter.c_str(), "--gtest_brief=1", static_cast<char*>(nullptr));
+    ::execve("/proc/self/exe", argv.data(), envp.data());
     ::_exit(127);
   }
   ::close(fds[1]);
