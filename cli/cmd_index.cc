@@ -1,5 +1,6 @@
 // neardup index build|query|pairs|info: the exact Hamming index for users who already have
-// fingerprints (from `neardup hash` or another SimHash library).
+// fingerprints (from `neardup hash` or another SimHash library). `index query|info` of a directory,
+// and `index add|remove`, are the durable store's (cmd_store.cc).
 #include <algorithm>
 #include <charconv>
 #include <filesystem>
@@ -11,6 +12,7 @@
 
 #include "cli/commands.h"
 #include "cli/common.h"
+#include "cli/store_commands.h"
 #include "neardup/id_table.h"
 #include "neardup/index.h"
 #include "neardup/index_file.h"
@@ -397,8 +399,10 @@ void AddThreads(CLI::App* command, IndexFlags* flags) {
 
 void AddIndexCommand(CLI::App* app, int* exit_code) {
   auto flags = std::make_shared<IndexFlags>();
-  CLI::App* index =
-      app->add_subcommand("index", "Exact index of 64-bit fingerprints: build, query, pairs, info");
+  auto store_flags = std::make_shared<StoreFlags>();
+  CLI::App* index = app->add_subcommand(
+      "index", "Index files of 64-bit fingerprints (build, query, pairs, info) and durable stores of "
+               "documents (add, remove, query, info)");
   index->require_subcommand(1);
   index->footer(
       "Input lines are id<TAB>fingerprint, fingerprints as 16 hex digits (as `neardup hash` "
@@ -410,6 +414,8 @@ void AddIndexCommand(CLI::App* app, int* exit_code) {
       "These index files hold SimHash fingerprints; index files of the accurate method (sketches, the\n"
       "default of dedup) come from `neardup dedup --save-index` and are read by `dedup --against`;\n"
       "`index info` shows the method and settings of both.\n"
+      "A store is a directory: `index add DIR` creates it and adds documents (texts), `index query DIR`\n"
+      "and `index info DIR` read it, `index remove DIR` takes documents out (doc/store.md).\n"
       "Example:\n"
       "  neardup hash docs.txt > docs.tsv && neardup index build docs.tsv -o docs.ndx\n"
       "  neardup index query docs.ndx new.tsv");
@@ -435,13 +441,30 @@ void AddIndexCommand(CLI::App* app, int* exit_code) {
   CLI::App* query =
       index->add_subcommand("query", "Find every indexed fingerprint within k of each query");
   query->footer(
-      "Output: query_id<TAB>match_id<TAB>distance, matches of a query by distance then id.\n"
-      "Example:\n  neardup index query docs.ndx queries.tsv -k 3");
-  query->add_option("index", flags->index_path, "Index file")->required();
+      "Index file: inputs of id<TAB>fingerprint; output query_id<TAB>match_id<TAB>distance, matches of\n"
+      "a query by distance then id.\n"
+      "Store directory: inputs of documents (plain text lines, or JSONL with --jsonl); output one JSON\n"
+      "line per document, {\"id\":..,\"matches\":[{\"id\":..,\"score\":..}]}; nothing is stored.\n"
+      "Example:\n  neardup index query docs.ndx queries.tsv -k 3\n"
+      "  neardup index query posts.store new.jsonl --jsonl");
+  query->add_option("index", flags->index_path, "Index file, or store directory")->required();
   AddFingerprintInput(query, &flags->input);
-  AddK(query, flags.get(), "default: the largest the index answers exactly");
+  AddK(query, flags.get(), "default: the largest the index answers exactly; a store's own");
   AddThreads(query, flags.get());
-  query->callback([flags, exit_code] { *exit_code = RunQuery(*flags); });
+  AddStoreQueryFlags(query, store_flags.get());
+  query->callback([flags, store_flags, exit_code] {
+    if (!IsDirectory(flags->index_path)) {
+      *exit_code = RunQuery(*flags);
+      return;
+    }
+    if (flags->input.decimal) {
+      *exit_code = ReportError("index query", UsageError("--decimal is for index files, not stores"));
+      return;
+    }
+    store_flags->input.files = flags->input.files;
+    if (flags->k >= 0) store_flags->k = flags->k;
+    *exit_code = RunStoreQuery(flags->index_path, *store_flags);
+  });
 
   CLI::App* pairs =
       index->add_subcommand("pairs", "Every pair of input fingerprints within k, once");
@@ -453,11 +476,17 @@ void AddIndexCommand(CLI::App* app, int* exit_code) {
   AddThreads(pairs, flags.get());
   pairs->callback([flags, exit_code] { *exit_code = RunPairs(*flags); });
 
-  CLI::App* info =
-      index->add_subcommand("info", "Print an index file's method, settings, design, size and memory");
-  info->footer("Example:\n  neardup index info docs.ndx");
-  info->add_option("index", flags->index_path, "Index file")->required();
-  info->callback([flags, exit_code] { *exit_code = RunInfo(*flags); });
+  CLI::App* info = index->add_subcommand(
+      "info", "Print an index file's method, settings, design, size and memory, or a store's");
+  info->footer(
+      "A store's info: its settings, documents, rows handed out, memory of its index and size on disk.\n"
+      "Example:\n  neardup index info docs.ndx\n  neardup index info posts.store");
+  info->add_option("index", flags->index_path, "Index file, or store directory")->required();
+  info->callback([flags, exit_code] {
+    *exit_code = IsDirectory(flags->index_path) ? RunStoreInfo(flags->index_path) : RunInfo(*flags);
+  });
+
+  AddStoreCommands(index, exit_code);
 }
 
 }  // namespace neardup::cli

@@ -119,6 +119,8 @@ class Output {
   std::string& buffer() { return file_.buffer(); }
   // The first error of standard output so far.
   Status MaybeFlush() { return open_status_.ok() ? file_.MaybeDrain() : open_status_; }
+  // Writes out what is buffered now (records a reader must see at once); the first error so far.
+  Status Flush() { return open_status_.ok() ? file_.Drain() : open_status_; }
   // Writes out what is buffered; the first error of standard output.
   Status Finish() { return open_status_.ok() ? file_.Finish() : open_status_; }
 

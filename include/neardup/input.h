@@ -75,7 +75,8 @@ Status InputError(const Status& status, std::string_view path, uint64_t line);
 // Extracts the id and text of JSONL lines.
 class JsonlParser {
  public:
-  // Fields are dotted paths. An empty id_field means "no id field: use the line number". A non-empty
+  // Fields are dotted paths. An empty id_field means "no id field: use the line number"; an empty
+  // text_field, "no text" (lines of ids only: Fields::text stays empty). A non-empty
   // number_field is read too (a JSON number; absent: Fields::has_number is false).
   JsonlParser(std::string id_field, std::string text_field, std::string number_field = "");
   ~JsonlParser();

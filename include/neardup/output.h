@@ -65,6 +65,9 @@ class OutputFile {
   std::string& buffer() { return staging_; }
   // Hands the staged text on when there is enough of it; returns status().
   Status MaybeDrain();
+  // Hands the staged text on now (a stream writes it to its descriptor: a reader sees every line
+  // so far, as when a program acknowledges records one by one); returns status().
+  Status Drain();
   // The first write error so far (a regular file's background writes are seen here a block late).
   Status status() const;
 

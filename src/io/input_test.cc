@@ -170,6 +170,18 @@ TEST(JsonlParserTest, Fields) {
   EXPECT_FALSE(f.has_id);
 }
 
+TEST(JsonlParserTest, IdsOnlyWithoutTextField) {
+  JsonlParser parser("id", "");
+  JsonlParser::Fields f;
+  ASSERT_TRUE(parser.Parse(R"({"id":12})", &f).ok());
+  EXPECT_EQ(f.id, "12");
+  EXPECT_TRUE(f.text.empty());
+  ASSERT_TRUE(parser.Parse(R"({"id":"x","text":"ignored"})", &f).ok());
+  EXPECT_EQ(f.id, "x");
+  EXPECT_TRUE(f.text.empty());
+  EXPECT_FALSE(parser.Parse("[1]", &f).ok());
+}
+
 TEST(JsonlParserTest, NestedFields) {
   JsonlParser parser("meta.id", "body.text");
   JsonlParser::Fields f;

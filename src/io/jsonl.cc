@@ -179,11 +179,12 @@ Status JsonlParser::Parse(std::string_view line, Fields* fields) {
     return Status::InvalidArgument(std::string("expected a JSON object, got ") + TypeName(root.type()));
   }
   simdjson::dom::element text;
-  if (!Lookup(root, s.text_path, &text)) {
-    return Status::InvalidArgument("no text field '" + s.text_field + "'");
-  }
   std::string_view text_value;
-  if (text.get(text_value) != simdjson::SUCCESS) {
+  if (s.text_field.empty()) {
+    // No text wanted (lines of ids only).
+  } else if (!Lookup(root, s.text_path, &text)) {
+    return Status::InvalidArgument("no text field '" + s.text_field + "'");
+  } else if (text.get(text_value) != simdjson::SUCCESS) {
     return Status::InvalidArgument("text field '" + s.text_field + "' is " + TypeName(text.type()) +
                                    ", expected a string");
   }

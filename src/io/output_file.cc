@@ -191,6 +191,11 @@ Status OutputFile::MaybeDrain() {
   return status();
 }
 
+Status OutputFile::Drain() {
+  if (!staging_.empty()) DrainStaging();
+  return status();
+}
+
 Status OutputFile::WriteError() const {
   const std::string name = path_ == "-" ? "standard output" : path_;
   if (error_ == EPIPE) return Status::IOError(name + kBrokenPipe);

@@ -1,0 +1,298 @@
+// neardup index add|remove|query|info DIR: documents into, out of and against a durable store.
+#include <filesystem>
+#include <memory>
+#include <vector>
+
+#include "cli/store_commands.h"
+#include "neardup/format.h"
+#include "neardup/input.h"
+#include "neardup/store.h"
+
+namespace neardup::cli {
+namespace {
+
+// The method options the flags ask for, over `base`.
+MethodOptions WithFlags(MethodOptions base, const StoreFlags& flags, DedupMethod method) {
+  if (method != base.method) base.features.reset();  // the other method's own features
+  base.method = method;
+  if (flags.threshold) base.threshold = *flags.threshold;
+  if (flags.k) base.k = *flags.k;
+  return base;
+}
+
+// Opens the store in `dir`: an existing one with its own settings (flags that differ from them are
+// refused, naming the difference), else (with `create`) a new one with the flags' settings.
+Result<std::unique_ptr<Store>> OpenStore(const std::string& dir, const StoreFlags& flags, bool create) {
+  auto fsync = ParseFsyncMode(flags.fsync);
+  if (!fsync.ok()) return UsageError(fsync.status().message());
+  std::optional<DedupMethod> method;
+  if (!flags.method.empty()) {
+    auto parsed = ParseDedupMethod(flags.method);
+    if (!parsed.ok()) return UsageError(parsed.status().message());
+    method = *parsed;
+  }
+  StoreOptions options;
+  options.fsync = *fsync;
+  options.create_if_missing = false;
+  auto store = Store::Open(dir, options);
+  if (!store.ok() && store.status().code() == Status::Code::kNotFound && create) {
+    options.create_if_missing = true;
+    options.method = WithFlags(MethodOptions(), flags, method.value_or(DedupMethod::kAccurate));
+    return Store::Open(dir, options);
+  }
+  if (!store.ok()) return store.status();
+  const MethodOptions& stored = (*store)->signer().options();
+  auto wanted = ResolveMethodOptions(WithFlags(stored, flags, method.value_or(stored.method)));
+  if (!wanted.ok()) return wanted.status();
+  // A method of its own is the one difference worth naming (its features differ too).
+  const std::string difference =
+      method && *method != stored.method
+          ? "method " + flags.method + " given, " + std::string(DedupMethodName(stored.method)) + " in the store"
+          : DescribeSettingsDifference(SettingsLine(*wanted), (*store)->signer().settings(), "given", "in the store");
+  if (!difference.empty()) {
+    return Status::FailedPrecondition(dir + ": settings differ (they are chosen when a store is created): " +
+                                      difference);
+  }
+  return store;
+}
+
+void AppendMatches(const std::vector<OnlineMatch>& matches, std::string* out) {
+  out->append("\"matches\":[");
+  for (size_t i = 0; i < matches.size(); ++i) {
+    if (i != 0) out->push_back(',');
+    out->append("{\"id\":");
+    AppendJsonString(matches[i].id, out);
+    out->append(",\"score\":");
+    AppendDouble(matches[i].score, out);
+    out->push_back('}');
+  }
+  out->push_back(']');
+}
+
+std::string DocumentId(const StoreFlags& flags, std::string_view id) {
+  return flags.input.jsonl ? std::string(id) : flags.id_prefix + std::string(id);
+}
+
+int RunAdd(const std::string& dir, const StoreFlags& flags) {
+  auto store = OpenStore(dir, flags, /*create=*/true);
+  if (!store.ok()) return ReportError("index add", store.status());
+  const InsertPolicy policy = flags.always ? InsertPolicy::kAlways : InsertPolicy::kIfNew;
+  const size_t batch_size = (*store)->Stats().fsync == FsyncMode::kBatch ? static_cast<size_t>(flags.batch) : 1;
+  DocumentSigner::Session session((*store)->signer());
+  Output output;
+  std::vector<SignedDocument> pending;
+  uint64_t refused = 0;
+  // One durable write for the pending documents; their lines are printed once it has returned.
+  auto write = [&]() -> Status {
+    if (pending.empty()) return Status::OK();
+    auto results = (*store)->QueryAndInsertBatch(pending, policy);
+    if (!results.ok()) return results.status();
+    std::string& out = output.buffer();
+    for (size_t i = 0; i < pending.size(); ++i) {
+      const StoreInsertResult& result = (*results)[i];
+      out.append("{\"id\":");
+      AppendJsonString(pending[i].id, &out);
+      out.append(result.inserted ? ",\"inserted\":true," : ",\"inserted\":false,");
+      AppendMatches(result.matches, &out);
+      if (!result.status.ok()) {
+        ++refused;
+        out.append(",\"error\":");
+        AppendJsonString(result.status.code() == Status::Code::kFailedPrecondition ? "id already stored"
+                                                                                  : result.status.message(),
+                         &out);
+      }
+      out.append("}\n");
+    }
+    pending.clear();
+    return output.Flush();  // a printed line is an acknowledged write: show it at once
+  };
+  Status status = ForEachWholeDocument(flags.input, 0, [&](std::string_view id, std::string_view text) -> Status {
+    SignedDocument document{DocumentId(flags, id), Signature()};
+    NEARDUP_RETURN_IF_ERROR(session.Sign(text, &document.signature));
+    pending.push_back(std::move(document));
+    return pending.size() >= batch_size ? write() : Status::OK();
+  });
+  // The documents before a bad line are written; the bad line is not.
+  const Status written = write();
+  if (status.ok()) status = written;
+  const int code = FinishCommand("index add", &output, status);
+  if (code != kExitSuccess) return code;
+  if (refused != 0) {
+    return ReportError("index add", Status::FailedPrecondition("documents not stored: " + std::to_string(refused) +
+                                                               " (see the \"error\" of their lines)"));
+  }
+  return kExitSuccess;
+}
+
+// Calls on_id for the id of every line: the line itself, or with --jsonl its id field. Empty lines
+// are skipped.
+Status ForEachId(const InputFlags& flags, const std::function<Status(std::string_view)>& on_id) {
+  const std::vector<std::string> files = flags.files.empty() ? std::vector<std::string>{"-"} : flags.files;
+  JsonlParser parser(flags.id_field, "");
+  JsonlParser::Fields fields;
+  std::string line;
+  for (const std::string& path : files) {
+    auto reader = LineReader::Open(path);
+    if (!reader.ok()) return reader.status();
+    while (true) {
+      auto more = (*reader)->ReadLine(&line, flags.max_line_bytes);
+      if (!more.ok()) return more.status();
+      if (!*more) break;
+      std::string_view text = line;
+      if ((*reader)->line_number() == 1) text = StripByteOrderMark(text);
+      if (text.empty()) continue;
+      Status status;
+      if (flags.jsonl) {
+        status = parser.Parse(text, &fields);
+        if (status.ok() && !fields.has_id) status = Status::InvalidArgument("no id field '" + flags.id_field + "'");
+        if (status.ok()) status = on_id(fields.id);
+      } else {
+        status = on_id(text);
+      }
+      if (!status.ok()) return InputError(status, path, (*reader)->line_number());
+    }
+  }
+  return Status::OK();
+}
+
+int RunRemove(const std::string& dir, const StoreFlags& flags) {
+  auto store = OpenStore(dir, flags, /*create=*/false);
+  if (!store.ok()) return ReportError("index remove", store.status());
+  Output output;
+  Status status = ForEachId(flags.input, [&](std::string_view id) -> Status {
+    const Status removed = (*store)->Remove(id);
+    if (!removed.ok() && removed.code() != Status::Code::kNotFound) return removed;
+    std::string& out = output.buffer();
+    out.append("{\"id\":");
+    AppendJsonString(id, &out);
+    out.append(removed.ok() ? ",\"removed\":true}\n" : ",\"removed\":false}\n");
+    return output.MaybeFlush();
+  });
+  return FinishCommand("index remove", &output, status);
+}
+
+void AddStoreInputFlags(CLI::App* command, StoreFlags* flags) {
+  command->add_flag("--jsonl", flags->input.jsonl, "Input is JSON Lines (one object per line)");
+  command->add_option("--id-field", flags->input.id_field, "JSONL field holding the id (dotted path)")
+      ->capture_default_str();
+  command->add_option("--text-field", flags->input.text_field, "JSONL field holding the text (dotted path)")
+      ->capture_default_str();
+  command->add_option("--id-prefix", flags->id_prefix,
+                      "Plain text: ids are this prefix and the line number (path:line with several files)");
+}
+
+void AddSettingsFlags(CLI::App* command, StoreFlags* flags) {
+  command->add_option("--method", flags->method,
+                      "accurate (Jaccard sketch) or simhash (Hamming distance); a new store's, default accurate")
+      ->check(CLI::IsMember({"accurate", "simhash"}));
+  command->add_option("--threshold", flags->threshold,
+                      "accurate: least estimated Jaccard similarity of a match, default 0.8")
+      ->check(CLI::Range(0.0, 1.0));
+}
+
+constexpr const char* kSettingsHelp =
+    "Settings (--method, --threshold, -k) are chosen when a store is created and kept in it; given\n"
+    "for an existing store, they must be its own (else an error names the difference).\n";
+
+}  // namespace
+
+bool IsDirectory(const std::string& path) {
+  std::error_code error;
+  return std::filesystem::is_directory(path, error);
+}
+
+void AddStoreQueryFlags(CLI::App* query, StoreFlags* flags) {
+  AddStoreInputFlags(query, flags);
+  AddSettingsFlags(query, flags);
+}
+
+int RunStoreQuery(const std::string& dir, const StoreFlags& flags) {
+  auto store = OpenStore(dir, flags, /*create=*/false);
+  if (!store.ok()) return ReportError("index query", store.status());
+  DocumentSigner::Session session((*store)->signer());
+  Signature signature;
+  Output output;
+  Status status = ForEachWholeDocument(flags.input, 0, [&](std::string_view id, std::string_view text) -> Status {
+    NEARDUP_RETURN_IF_ERROR(session.Sign(text, &signature));
+    auto matches = (*store)->QuerySigned(signature);
+    if (!matches.ok()) return matches.status();
+    std::string& out = output.buffer();
+    out.append("{\"id\":");
+    AppendJsonString(DocumentId(flags, id), &out);
+    out.push_back(',');
+    AppendMatches(*matches, &out);
+    out.append("}\n");
+    return output.MaybeFlush();
+  });
+  return FinishCommand("index query", &output, status);
+}
+
+int RunStoreInfo(const std::string& dir) {
+  StoreFlags flags;
+  auto store = OpenStore(dir, flags, /*create=*/false);
+  if (!store.ok()) return ReportError("index info", store.status());
+  const StoreStats stats = (*store)->Stats();
+  Output output;
+  output.buffer() += Format(
+      "store: %s\nformat: %u\nsettings: %s\ndocuments: %llu (%llu without features)\nrows: %llu\n"
+      "memory: %llu bytes\ndisk: %llu bytes\n",
+      dir.c_str(), stats.format_version, stats.index.settings.c_str(),
+      static_cast<unsigned long long>(stats.index.documents),
+      static_cast<unsigned long long>(stats.index.empty_documents), static_cast<unsigned long long>(stats.next_row),
+      static_cast<unsigned long long>(stats.index.memory_bytes), static_cast<unsigned long long>(stats.disk_bytes));
+  return FinishCommand("index info", &output);
+}
+
+void AddStoreCommands(CLI::App* index, int* exit_code) {
+  auto flags = std::make_shared<StoreFlags>();
+  auto dir = std::make_shared<std::string>();
+
+  CLI::App* add = index->add_subcommand("add", "Add documents to a store (created when missing); JSONL out");
+  add->footer(std::string(kSettingsHelp) +
+              "Output: one JSON line per document, once its write is durable:\n"
+              "  {\"id\":..,\"inserted\":true|false,\"matches\":[{\"id\":..,\"score\":..}]}\n"
+              "score: the estimated Jaccard similarity (accurate) or the Hamming distance (simhash).\n"
+              "--if-new (default) stores a document only when it matches nothing stored; --always stores\n"
+              "every document and still reports its matches.\n"
+              "An id already stored is not an error of the input: its line says \"inserted\":false and\n"
+              "\"error\":\"id already stored\", the other documents go on, and the exit code is 1 at the end.\n"
+              "A bad input line (malformed JSON, invalid UTF-8 with --invalid-utf8 reject) stops the command\n"
+              "with file:line and exit code 1: the documents before it are stored, it and those after are not.\n"
+              "--fsync: always (a sync per document), batch (default: --batch documents per sync; lines are\n"
+              "printed after their batch is synced), never (no sync: survives a crash of the process, not of\n"
+              "the system). doc/store.md says what each guarantees.\n"
+              "Example:\n"
+              "  neardup index add posts.store posts.jsonl --jsonl --threshold 0.7\n"
+              "  echo '{\"id\":\"new\",\"text\":\"...\"}' | neardup index add posts.store --jsonl --fsync always");
+  add->add_option("store", *dir, "Store directory (created when missing or empty)")->required();
+  add->add_option("files", flags->input.files, "Input files, one document per line ('-' or none: stdin)");
+  AddStoreInputFlags(add, flags.get());
+  AddSettingsFlags(add, flags.get());
+  add->add_option("-k", flags->k, "simhash: matches differ in at most k bits, default 3")->check(CLI::Range(0, 7));
+  add->add_option("--fsync", flags->fsync, "always, batch or never")
+      ->check(CLI::IsMember({"always", "batch", "never"}))
+      ->capture_default_str();
+  add->add_option("--batch", flags->batch, "Documents per synced write with --fsync batch")
+      ->check(CLI::Range(1, 1 << 20))
+      ->capture_default_str();
+  auto always = add->add_flag("--always", flags->always, "Store every document, matched or not");
+  add->add_flag("--if-new", flags->if_new, "Store a document only when it matches nothing stored (default)")
+      ->excludes(always);
+  add->callback([flags, dir, exit_code] { *exit_code = RunAdd(*dir, *flags); });
+
+  CLI::App* remove = index->add_subcommand("remove", "Remove documents from a store by id; JSONL out");
+  remove->footer(
+      "Input: one id per line (empty lines skipped), or with --jsonl objects with an id field.\n"
+      "Output: {\"id\":..,\"removed\":true|false} per id (false: no such document).\n"
+      "Example:\n  neardup index remove posts.store ids.txt");
+  remove->add_option("store", *dir, "Store directory")->required();
+  remove->add_option("files", flags->input.files, "Inputs of ids ('-' or none: stdin)");
+  remove->add_flag("--jsonl", flags->input.jsonl, "Input is JSON Lines");
+  remove->add_option("--id-field", flags->input.id_field, "JSONL field holding the id")->capture_default_str();
+  remove->add_option("--fsync", flags->fsync, "always, batch or never")
+      ->check(CLI::IsMember({"always", "batch", "never"}))
+      ->capture_default_str();
+  remove->callback([flags, dir, exit_code] { *exit_code = RunRemove(*dir, *flags); });
+}
+
+}  // namespace neardup::cli

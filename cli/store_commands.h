@@ -1,0 +1,43 @@
+// `neardup index add|remove|query|info DIR`: the durable store (neardup/store.h) from the command
+// line. `index query` and `index info` serve both index files (cmd_index.cc) and store directories:
+// a directory argument is a store.
+#ifndef NEARDUP_CLI_STORE_COMMANDS_H_
+#define NEARDUP_CLI_STORE_COMMANDS_H_
+
+#include <CLI/CLI.hpp>
+
+#include <optional>
+#include <string>
+
+#include "cli/common.h"
+
+namespace neardup::cli {
+
+struct StoreFlags {
+  InputFlags input;
+  std::string id_prefix;         // plain text: ids are the prefix and the line number
+  std::string method;            // empty: not given
+  std::optional<double> threshold;
+  std::optional<int> k;
+  std::string fsync = "batch";
+  bool always = false;           // --always: InsertPolicy::kAlways
+  bool if_new = false;           // --if-new: InsertPolicy::kIfNew (the default)
+  int batch = 256;               // documents per synced write with --fsync batch
+};
+
+// Registers `index add` and `index remove`.
+void AddStoreCommands(CLI::App* index, int* exit_code);
+
+// The options `index query` takes for a store besides those of index files: --jsonl, --id-field,
+// --text-field, --id-prefix, --method, --threshold (-k is shared).
+void AddStoreQueryFlags(CLI::App* query, StoreFlags* flags);
+
+bool IsDirectory(const std::string& path);
+
+// `index query DIR [FILES]` (documents from flags.input) and `index info DIR`.
+int RunStoreQuery(const std::string& dir, const StoreFlags& flags);
+int RunStoreInfo(const std::string& dir);
+
+}  // namespace neardup::cli
+
+#endif  // NEARDUP_CLI_STORE_COMMANDS_H_

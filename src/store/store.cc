@@ -1,0 +1,285 @@
+// Store's writes (the queue and its group commit), reads, stats and checkpoints. Open is in
+// store_open.cc.
+#include <rocksdb/utilities/checkpoint.h>
+#include <rocksdb/write_batch.h>
+
+#include <filesystem>
+#include <unordered_map>
+
+#include "store/record.h"
+#include "store/store_internal.h"
+
+namespace neardup {
+namespace {
+
+// The largest group a writer at the front of the queue takes with it (documents); larger
+// QueryAndInsertBatch calls go alone.
+constexpr size_t kMaxGroupDocuments = 4096;
+
+}  // namespace
+
+Result<FsyncMode> ParseFsyncMode(std::string_view name) {
+  if (name == "always") return FsyncMode::kAlways;
+  if (name == "batch") return FsyncMode::kBatch;
+  if (name == "never") return FsyncMode::kNever;
+  return Status::InvalidArgument("unknown fsync mode '" + std::string(name) + "' (always, batch or never)");
+}
+
+std::string_view FsyncModeName(FsyncMode mode) {
+  switch (mode) {
+    case FsyncMode::kAlways: return "always";
+    case FsyncMode::kBatch: return "batch";
+    case FsyncMode::kNever: return "never";
+  }
+  return "?";
+}
+
+Store::Store(std::string path, FsyncMode fsync)
+    : path_(std::move(path)), fsync_(fsync), queue_(std::make_unique<Queue>()) {}
+
+Store::~Store() { db_.reset(); }
+
+Status Store::Write(Writer* writer) {
+  std::unique_lock lock(queue_->mutex);
+  queue_->writers.push_back(writer);
+  while (!writer->done && writer != queue_->writers.front()) writer->wake.wait(lock);
+  if (writer->done) return writer->status;
+  // At the front: take the writers behind (kBatch only: the other modes sync, or not, per write).
+  std::vector<Writer*> group = {writer};
+  size_t documents = writer->documents.size();
+  if (fsync_ == FsyncMode::kBatch) {
+    for (auto it = queue_->writers.begin() + 1; it != queue_->writers.end(); ++it) {
+      if (documents + (*it)->documents.size() > kMaxGroupDocuments) break;
+      documents += (*it)->documents.size();
+      group.push_back(*it);
+    }
+  }
+  // A remove reads the row of its id from the database: the writes before it must be there.
+  bool removes = false;
+  for (const Writer* member : group) removes |= member->remove_id.has_value();
+  if (removes) {
+    while (queue_->written != queue_->tickets) queue_->turn.wait(lock);
+  }
+  lock.unlock();
+  PendingWrite pending = ApplyGroup(group);
+  lock.lock();
+  // The next group may be applied while this one is written; writes keep the order of tickets.
+  const uint64_t ticket = queue_->tickets++;
+  for (size_t i = 0; i < group.size(); ++i) queue_->writers.pop_front();
+  if (!queue_->writers.empty()) queue_->writers.front()->wake.notify_one();
+  while (queue_->written != ticket) queue_->turn.wait(lock);
+  lock.unlock();
+  const Status written = CommitGroup(&pending);
+  lock.lock();
+  ++queue_->written;
+  queue_->turn.notify_all();
+  for (Writer* member : group) {
+    if (!written.ok()) member->status = written;
+    if (member != writer) {
+      member->done = true;
+      member->wake.notify_one();
+    }
+  }
+  return writer->status;
+}
+
+// Applies the group to the in-memory index (so that each query sees what comes before it) and
+// builds its batch.
+Store::PendingWrite Store::ApplyGroup(std::span<Writer* const> group) {
+  store::Database& rocks = db_->rocks;
+  const uint32_t stamp = store::SettingsStamp(signer().settings());
+  PendingWrite pending;
+  rocksdb::WriteBatch& batch = pending.batch;
+  std::vector<Undo>& undo = pending.undo;
+  std::unordered_map<std::string, uint64_t> rows;  // ids inserted by this group
+  uint64_t next_row = queue_->applied_row;
+  rocksdb::Status put;
+  for (Writer* writer : group) {
+    writer->status = Status::OK();
+    if (writer->remove_id) {
+      const std::string id(*writer->remove_id);
+      auto signature = index_->Get(id);
+      if (!signature.ok()) {
+        writer->status = signature.status();
+        continue;
+      }
+      std::optional<uint64_t> row;
+      if (auto it = rows.find(id); it != rows.end()) {
+        row = it->second;
+      } else {
+        std::string value;
+        const rocksdb::Status got = rocks.db->Get(rocksdb::ReadOptions(), rocks.ids, id, &value);
+        if (!got.ok()) {
+          writer->status = store::ToStatus(got, path_, "read the row of id " + id);
+          continue;
+        }
+        row = store::DecodeFixed64(value);
+        if (!row) {
+          writer->status = Status::Corruption(path_ + ": malformed row of id " + id);
+          continue;
+        }
+      }
+      writer->status = index_->Remove(id);
+      if (!writer->status.ok()) continue;
+      if (put.ok()) put = batch.Delete(rocks.ids, id);
+      if (put.ok()) put = batch.Delete(rocks.documents, store::RowKey(*row));
+      rows.erase(id);
+      undo.push_back({true, id, std::move(*signature)});
+      continue;
+    }
+    writer->results->assign(writer->documents.size(), StoreInsertResult());
+    for (size_t i = 0; i < writer->documents.size(); ++i) {
+      const SignedDocument& document = writer->documents[i];
+      StoreInsertResult& result = (*writer->results)[i];
+      if (writer->query) {
+        auto done = index_->QueryAndInsertSigned(document.id, document.signature, writer->policy);
+        if (done.ok()) {
+          result.matches = std::move(done->matches);
+          result.inserted = done->inserted;
+        } else {
+          result.status = done.status();
+        }
+      } else {
+        result.status = index_->InsertSigned(document.id, document.signature);
+        result.inserted = result.status.ok();
+      }
+      if (!result.inserted) continue;
+      const uint64_t row = next_row++;
+      if (put.ok()) {
+        put = batch.Put(rocks.documents, store::RowKey(row), store::EncodeDocument(document.id, document.signature, stamp));
+      }
+      if (put.ok()) put = batch.Put(rocks.ids, document.id, store::EncodeFixed64(row));
+      rows[document.id] = row;
+      undo.push_back({false, document.id, {}});
+    }
+  }
+  queue_->applied_row = next_row;
+  pending.next_row = next_row;
+  if (!undo.empty() && put.ok()) put = batch.Put(rocks.meta, store::kNextRowKey, store::EncodeFixed64(next_row));
+  if (!put.ok()) pending.status = store::ToStatus(put, path_, "write");
+  return pending;
+}
+
+// Writes the batch durably; on failure takes its documents out of the index again.
+Status Store::CommitGroup(PendingWrite* pending) {
+  if (pending->undo.empty()) return Status::OK();
+  Status status = pending->status;
+  if (status.ok()) {
+    rocksdb::WriteOptions options;
+    options.sync = fsync_ != FsyncMode::kNever;
+    const rocksdb::Status put = db_->rocks.db->Write(options, &pending->batch);
+    if (!put.ok()) status = store::ToStatus(put, path_, "write");
+  }
+  if (status.ok()) {
+    queue_->next_row.store(pending->next_row);
+    queue_->syncs.fetch_add(1);
+    return status;
+  }
+  for (auto it = pending->undo.rbegin(); it != pending->undo.rend(); ++it) {
+    // The index took these writes a moment ago, so taking them back cannot fail.
+    (it->reinsert ? index_->InsertSigned(it->id, it->signature) : index_->Remove(it->id)).ok();
+  }
+  return status;
+}
+
+Status Store::Insert(const SignedDocument& document, bool query, InsertPolicy policy, StoreInsertResult* result) {
+  std::vector<StoreInsertResult> results;
+  Writer writer;
+  writer.documents = std::span<const SignedDocument>(&document, 1);
+  writer.query = query;
+  writer.policy = policy;
+  writer.results = &results;
+  NEARDUP_RETURN_IF_ERROR(Write(&writer));
+  *result = std::move(results[0]);
+  return result->status;
+}
+
+Status Store::Insert(std::string_view id, std::string_view text) {
+  auto signature = signer().Sign(text);
+  if (!signature.ok()) return signature.status();
+  return InsertSigned(id, *signature);
+}
+
+Status Store::InsertSigned(std::string_view id, const Signature& signature) {
+  StoreInsertResult result;
+  return Insert(SignedDocument{std::string(id), signature}, /*query=*/false, InsertPolicy::kAlways, &result);
+}
+
+Status Store::Remove(std::string_view id) {
+  Writer writer;
+  writer.remove_id = id;
+  return Write(&writer);
+}
+
+Result<QueryAndInsertResult> Store::QueryAndInsert(std::string_view id, std::string_view text, InsertPolicy policy) {
+  auto signature = signer().Sign(text);
+  if (!signature.ok()) return signature.status();
+  return QueryAndInsertSigned(id, *signature, policy);
+}
+
+Result<QueryAndInsertResult> Store::QueryAndInsertSigned(std::string_view id, const Signature& signature,
+                                                         InsertPolicy policy) {
+  StoreInsertResult result;
+  NEARDUP_RETURN_IF_ERROR(Insert(SignedDocument{std::string(id), signature}, /*query=*/true, policy, &result));
+  return QueryAndInsertResult{std::move(result.matches), result.inserted};
+}
+
+Result<std::vector<StoreInsertResult>> Store::QueryAndInsertBatch(std::span<const SignedDocument> documents,
+                                                                  InsertPolicy policy) {
+  std::vector<StoreInsertResult> results;
+  Writer writer;
+  writer.documents = documents;
+  writer.query = true;
+  writer.policy = policy;
+  writer.results = &results;
+  NEARDUP_RETURN_IF_ERROR(Write(&writer));
+  return results;
+}
+
+Result<std::vector<StoreInsertResult>> Store::InsertBatch(std::span<const SignedDocument> documents) {
+  std::vector<StoreInsertResult> results;
+  Writer writer;
+  writer.documents = documents;
+  writer.results = &results;
+  NEARDUP_RETURN_IF_ERROR(Write(&writer));
+  return results;
+}
+
+Result<std::vector<OnlineMatch>> Store::Query(std::string_view text) const { return index_->Query(text); }
+
+Result<std::vector<OnlineMatch>> Store::QuerySigned(const Signature& signature, OnlineQueryStats* stats) const {
+  return index_->QuerySigned(signature, stats);
+}
+
+bool Store::Contains(std::string_view id) const { return index_->Contains(id); }
+
+Result<Signature> Store::Get(std::string_view id) const { return index_->Get(id); }
+
+void Store::ForEach(const std::function<void(std::string_view, const Signature&)>& fn) const {
+  index_->ForEach(fn);
+}
+
+StoreStats Store::Stats() const {
+  StoreStats stats;
+  stats.index = index_->Stats();
+  stats.format_version = store::kFormatVersion;
+  stats.next_row = queue_->next_row.load();
+  stats.fsync = fsync_;
+  stats.syncs = queue_->syncs.load();
+  std::error_code error;
+  for (const auto& entry : std::filesystem::directory_iterator(path_, error)) {
+    if (entry.is_regular_file(error)) stats.disk_bytes += entry.file_size(error);
+  }
+  return stats;
+}
+
+Status Store::Checkpoint(const std::string& dir) const {
+  rocksdb::Checkpoint* checkpoint = nullptr;
+  rocksdb::Status status = rocksdb::Checkpoint::Create(db_->rocks.db.get(), &checkpoint);
+  if (status.ok()) status = checkpoint->CreateCheckpoint(dir);
+  delete checkpoint;
+  if (!status.ok()) return store::ToStatus(status, dir, "checkpoint");
+  return Status::OK();
+}
+
+}  // namespace neardup

@@ -1,0 +1,152 @@
+// Kill -9 at random moments: a writer process (this program, run as a child) prints each id once
+// its write is acknowledged; the test kills it with SIGKILL, reopens the store and checks that every
+// acknowledged document is there with its signature. Rounds accumulate on one store per fsync mode.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+#include <functional>
+#include <mutex>
+#include <random>
+#include <set>
+#include <thread>
+
+#include "neardup/store.h"
+#include "store/store_testutil.h"
+#include "testutil.h"
+
+namespace neardup {
+namespace {
+
+constexpr const char* kWriterVariable = "NEARDUP_STORE_CRASH_WRITER";
+
+// The text of a document, from its id alone (the checker signs it again).
+std::string TextOf(const std::string& id) {
+  std::mt19937_64 rng(std::hash<std::string>()(id));
+  return "document " + id + " " + neardup::testing::Join(neardup::testing::RandomWords(rng, 20));
+}
+
+// One line "ack ID" per acknowledged id, written whole by one write(2) (googletest's own lines, which
+// reach the pipe when a writer ends before its kill, are not acknowledgements).
+void Acknowledge(const std::string& id) {
+  const std::string line = "ack " + id + "\n";
+  ASSERT_EQ(::write(1, line.data(), line.size()), static_cast<ssize_t>(line.size()));
+}
+
+// The writer: NEARDUP_STORE_CRASH_WRITER=MODE:ROUND:DIR. kAlways and kNever write one document at a
+// time; kBatch writes batches of 32 and, on a second thread, single documents at the same time.
+TEST(StoreCrashWriter, Write) {
+  const char* variable = std::getenv(kWriterVariable);
+  if (variable == nullptr) GTEST_SKIP() << "run by StoreCrashTest";
+  const std::string spec = variable;
+  const size_t first = spec.find(':'), second = spec.find(':', first + 1);
+  const FsyncMode mode = *ParseFsyncMode(spec.substr(0, first));
+  const std::string round = spec.substr(first + 1, second - first - 1);
+  StoreOptions options;
+  options.fsync = mode;
+  auto store = Store::Open(spec.substr(second + 1), options);
+  if (!store.ok()) {
+    std::printf("OPEN FAILED: %s\n", store.status().ToString().c_str());
+    std::fflush(stdout);
+    return;
+  }
+  constexpr int kLimit = 4000;  // a writer that outlives its kill point stops here
+  if (mode != FsyncMode::kBatch) {
+    for (int i = 0; i < kLimit; ++i) {
+      const std::string id = "r" + round + "-" + std::to_string(i);
+      auto result = (*store)->QueryAndInsert(id, TextOf(id), InsertPolicy::kAlways);
+      ASSERT_TRUE(result.ok()) << result.status().ToString();
+      Acknowledge(id);
+    }
+    return;
+  }
+  std::thread single([&] {
+    for (int i = 0; i < kLimit / 8; ++i) {
+      const std::string id = "r" + round + "-t" + std::to_string(i);
+      ASSERT_TRUE((*store)->Insert(id, TextOf(id)).ok());
+      Acknowledge(id);
+    }
+  });
+  for (int b = 0; b < kLimit / 32; ++b) {
+    std::vector<SignedDocument> batch;
+    for (int i = 0; i < 32; ++i) {
+      const std::string id = "r" + round + "-b" + std::to_string(b * 32 + i);
+      batch.push_back({id, *(*store)->signer().Sign(TextOf(id))});
+    }
+    auto results = (*store)->QueryAndInsertBatch(batch, InsertPolicy::kAlways);
+    ASSERT_TRUE(results.ok()) << results.status().ToString();
+    for (const SignedDocument& document : batch) Acknowledge(document.id);
+  }
+  single.join();
+}
+
+class StoreCrashTest : public ::testing::TestWithParam<FsyncMode> {};
+
+TEST_P(StoreCrashTest, EveryAcknowledgedWriteSurvivesKill9) {
+  neardup::testing::TempDir temp;
+  const std::string dir = temp.Path("store");
+  const int rounds = neardup::testing::Sanitized() ? 20 : 24;
+  std::mt19937_64 rng(static_cast<uint64_t>(GetParam()) * 1000 + 1);
+  std::set<std::string> acknowledged;
+  int killed_before_any_ack = 0;
+  for (int round = 0; round < rounds; ++round) {
+    const std::string spec = std::string(FsyncModeName(GetParam())) + ":" + std::to_string(round) + ":" + dir;
+    pid_t pid = 0;
+    FILE* out = store::testing::StartSelf("StoreCrashWriter.Write", kWriterVariable, spec, &pid);
+    ASSERT_NE(out, nullptr);
+    char line[512];
+    // Every other round dies at a random moment from its start (while opening, perhaps), the others
+    // a random moment after their first acknowledgement.
+    if (round % 2 == 0) {
+      std::this_thread::sleep_for(std::chrono::microseconds(rng() % 250000));
+    } else {
+      while (std::fgets(line, sizeof line, out) != nullptr) {
+        ASSERT_NE(std::strncmp(line, "OPEN FAILED", 11), 0) << line;
+        if (std::strncmp(line, "ack ", 4) != 0) continue;
+        acknowledged.insert(std::string(line + 4, std::strlen(line) - 5));
+        break;
+      }
+      std::this_thread::sleep_for(std::chrono::microseconds(rng() % 30000));
+    }
+    ::kill(pid, SIGKILL);
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    size_t lines = 0;
+    while (std::fgets(line, sizeof line, out) != nullptr) {
+      ASSERT_NE(std::strncmp(line, "OPEN FAILED", 11), 0) << line;
+      const size_t size = std::strlen(line);
+      if (std::strncmp(line, "ack ", 4) != 0 || line[size - 1] != '\n') continue;  // a line cut by the kill is not one
+      acknowledged.insert(std::string(line + 4, size - 5));
+      ++lines;
+    }
+    std::fclose(out);
+    killed_before_any_ack += lines == 0;
+
+    // The store opens cleanly and holds every document ever acknowledged, with its signature.
+    auto store = store::testing::MustOpen(dir, StoreOptions());
+    ASSERT_NE(store, nullptr) << "round " << round;
+    for (const std::string& id : acknowledged) {
+      auto signature = store->Get(id);
+      ASSERT_TRUE(signature.ok()) << "round " << round << ": acknowledged " << id << " lost";
+      ASSERT_EQ(*signature, *store->signer().Sign(TextOf(id))) << id;
+    }
+    EXPECT_GE(store->Stats().index.documents, acknowledged.size());
+  }
+  EXPECT_GT(acknowledged.size(), 0u);
+  std::printf("%s: %d kills, %zu acknowledged documents, %d kills before any\n", FsyncModeName(GetParam()).data(),
+              rounds, acknowledged.size(), killed_before_any_ack);
+}
+
+std::string ModeName(const ::testing::TestParamInfo<FsyncMode>& param) {
+  return std::string(FsyncModeName(param.param));
+}
+
+INSTANTIATE_TEST_SUITE_P(Modes, StoreCrashTest,
+                         ::testing::Values(FsyncMode::kAlways, FsyncMode::kBatch, FsyncMode::kNever),
+                         ModeName);
+
+}  // namespace
+}  // namespace neardup

@@ -1,0 +1,131 @@
+#!/usr/bin/env bash
+# CLI tests of the durable store: `neardup index add|remove|query|info DIR`. Expected stdout, stderr
+# and exit code per case; JSON output read back by python3.
+# Usage: store_test.sh PATH/TO/neardup
+set -u
+ND=${1:?usage: $0 PATH/TO/neardup}
+T=$(mktemp -d)
+holder=""
+trap '[[ -n "$holder" ]] && kill "$holder" 2>/dev/null; rm -rf "$T"' EXIT
+source "$(dirname "$0")/testlib.sh"
+
+# check NAME EXIT STDIN STDOUT STDERR -- COMMAND...: the exit code and the whole stdout and stderr
+# (each without its last newline).
+check() {
+  local name=$1 want_exit=$2 input=$3 want_out=$4 want_err=$5
+  shift 6
+  "$@" <"$input" >"$T/out" 2>"$T/err"
+  local got=$?
+  if [[ $got -ne $want_exit || "$(cat "$T/out")" != "$want_out" || "$(cat "$T/err")" != "$want_err" ]]; then
+    fail "$name" "exit $got (expected $want_exit); wanted stdout '$want_out', stderr '$want_err'"
+  else
+    ok
+  fi
+}
+# contains NAME TEXT: the last command's stderr contains TEXT.
+contains() {
+  if grep -qF -- "$2" "$T/err"; then ok; else fail "$1" "stderr lacks '$2'"; fi
+}
+
+S=$T/docs.store
+cat >"$T/docs.jsonl" <<'EOF'
+{"id":"a","text":"the quick brown fox jumps over the lazy dog again and again"}
+{"id":"b","text":"the quick brown fox jumps over the lazy dog again and again!"}
+{"id":"c","text":"something entirely different here, nothing like the others"}
+EOF
+check add 0 "$T/docs.jsonl" "$(cat <<'EOF'
+{"id":"a","inserted":true,"matches":[]}
+{"id":"b","inserted":false,"matches":[{"id":"a","score":1}]}
+{"id":"c","inserted":true,"matches":[]}
+EOF
+)" "" -- "$ND" index add "$S" --jsonl
+# Every output line is a JSON object with the fields of the contract.
+if python3 -c '
+import json, sys
+for line in open(sys.argv[1]):
+    record = json.loads(line)
+    assert set(record) == {"id", "inserted", "matches"}, record
+    assert all(set(m) == {"id", "score"} for m in record["matches"]), record
+' "$T/out"; then ok; else fail "add output parses" "python3 json"; fi
+
+check "query plain text" 0 <(printf 'the quick brown fox jumps over the lazy dog again and again\nunrelated words\n') \
+  "$(printf '%s\n%s' '{"id":"q1","matches":[{"id":"a","score":1}]}' '{"id":"q2","matches":[]}')" "" \
+  -- "$ND" index query "$S" --id-prefix q
+check "add --always, repeated id" 1 <(printf '%s\n' '{"id":"b2","text":"the quick brown fox jumps over the lazy dog again and again"}' '{"id":"a","text":"x"}') \
+  "$(printf '%s\n%s' '{"id":"b2","inserted":true,"matches":[{"id":"a","score":1}]}' '{"id":"a","inserted":false,"matches":[],"error":"id already stored"}')" \
+  'neardup index add: documents not stored: 1 (see the "error" of their lines)' \
+  -- "$ND" index add "$S" --jsonl --always --fsync always
+check remove 0 <(printf 'b2\nnone\n') "$(printf '%s\n%s' '{"id":"b2","removed":true}' '{"id":"none","removed":false}')" "" \
+  -- "$ND" index remove "$S"
+check "remove jsonl" 0 <(printf '%s\n' '{"id":"c"}') '{"id":"c","removed":true}' "" -- "$ND" index remove "$S" --jsonl
+"$ND" index info "$S" >"$T/info" 2>"$T/err"
+if grep -qx "documents: 1 (0 without features)" "$T/info" && grep -qx "rows: 3" "$T/info" &&
+   grep -q "^settings: method=accurate .*threshold=0.8" "$T/info" && grep -qE "^disk: [0-9]+ bytes" "$T/info" &&
+   grep -qE "^memory: [0-9]+ bytes" "$T/info"; then ok; else fail info "$(cat "$T/info")"; fi
+
+# Settings: chosen at creation; the same given again is fine, others are refused by name.
+check "same settings" 0 /dev/null "" "" -- "$ND" index add "$S" --method accurate --threshold 0.8
+check "other threshold" 1 /dev/null "" \
+  "neardup index add: $S: settings differ (they are chosen when a store is created): threshold 0.7 given, 0.8 in the store" \
+  -- "$ND" index add "$S" --threshold 0.7
+check "other method" 1 /dev/null "" \
+  "neardup index query: $S: settings differ (they are chosen when a store is created): method simhash given, accurate in the store" \
+  -- "$ND" index query "$S" --method simhash
+printf 'one two three four five six seven\none two three four five six seven\n' >"$T/plain.txt"
+check "simhash store" 0 "$T/plain.txt" \
+  "$(printf '%s\n%s' '{"id":"1","inserted":true,"matches":[]}' '{"id":"2","inserted":false,"matches":[{"id":"1","score":0}]}')" "" \
+  -- "$ND" index add "$T/sim.store" --method simhash -k 2 --fsync never
+check "simhash -k differs" 1 /dev/null "" \
+  "neardup index query: $T/sim.store: settings differ (they are chosen when a store is created): k 3 given, 2 in the store" \
+  -- "$ND" index query "$T/sim.store" -k 3
+
+# A bad line stops the command at file:line: the lines before it are stored, it and the rest not.
+printf '%s\n' '{"id":"x1","text":"first line is fine and stored"}' '{"id":"x2","text":' \
+  '{"id":"x3","text":"never reached"}' >"$T/bad.jsonl"
+check "bad JSON line" 1 /dev/null '{"id":"x1","inserted":true,"matches":[]}' \
+  "neardup index add: $T/bad.jsonl:2: malformed JSON: The JSON document has an improper structure: missing or superfluous commas, braces, missing keys, etc." \
+  -- "$ND" index add "$T/bad.store" "$T/bad.jsonl" --jsonl --fsync always
+check "after the bad line" 0 <(printf 'x1\nx2\nx3\n') \
+  "$(printf '%s\n%s\n%s' '{"id":"x1","removed":true}' '{"id":"x2","removed":false}' '{"id":"x3","removed":false}')" "" \
+  -- "$ND" index remove "$T/bad.store"
+
+check "unknown option" 2 /dev/null "" "$(printf 'The following argument was not expected: --bogus\nRun with --help for more information.')" \
+  -- "$ND" index add "$S" --bogus
+check "remove from a missing store" 1 /dev/null "" "neardup index remove: $T/none: no store there" -- "$ND" index remove "$T/none"
+mkdir "$T/notes" && echo "mine" >"$T/notes/notes.txt"
+check "not a store" 1 /dev/null "" \
+  "neardup index add: $T/notes is not a neardup store (no CURRENT file); nothing was changed" -- "$ND" index add "$T/notes"
+same_notes=$(cat "$T/notes/notes.txt")
+[[ "$same_notes" == "mine" && $(ls "$T/notes" | wc -l) -eq 1 ]] && ok || fail "not a store untouched" "$(ls "$T/notes")"
+
+# A full standard output is an error (exit 1), reported.
+"$ND" index query "$S" >/dev/full 2>"$T/err" <"$T/docs.jsonl"
+rc=$?
+[[ $rc -eq 1 ]] && ok || fail "/dev/full exit" "exit $rc"
+contains "/dev/full message" "No space left on device"
+
+# A second process is refused while the first holds the store: the first has acknowledged one
+# document (its line is out, so it has the store open) and waits for more input.
+mkfifo "$T/fifo"
+"$ND" index add "$S" --fsync always --id-prefix h <"$T/fifo" >"$T/holder.out" 2>&1 &
+holder=$!
+exec 3>"$T/fifo"
+echo "written while the other waited" >&3
+for _ in $(seq 200); do
+  [[ -s "$T/holder.out" ]] && break
+  sleep 0.05
+done
+check "holder acknowledged" 0 /dev/null '{"id":"h1","inserted":true,"matches":[]}' "" -- cat "$T/holder.out"
+check "second process refused" 1 /dev/null "" \
+  "neardup index info: $S is in use by another process (IO error: While lock file: $S/LOCK: Resource temporarily unavailable)" \
+  -- "$ND" index info "$S"
+exec 3>&-
+wait "$holder"
+rc=$?
+holder=""
+[[ $rc -eq 0 ]] && ok || fail "holder exit" "exit $rc: $(cat "$T/holder.out")"
+check "after the holder" 0 <(echo "written while the other waited") '{"id":"1","matches":[{"id":"h1","score":1}]}' "" \
+  -- "$ND" index query "$S"
+
+echo "$passed passed, $failed failed"
+[[ $failed -eq 0 ]]
