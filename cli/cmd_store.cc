@@ -1,4 +1,7 @@
 // neardup index add|remove|query|info DIR: documents into, out of and against a durable store.
+#include <algorithm>
+#include <cctype>
+#include <cstring>
 #include <filesystem>
 #include <memory>
 #include <vector>
@@ -67,6 +70,27 @@ void AppendMatches(const std::vector<OnlineMatch>& matches, std::string* out) {
     out->push_back('}');
   }
   out->push_back(']');
+}
+
+// Files named *.jsonl or *.ndjson (before any .gz or .zst) are JSON Lines without --jsonl, as for
+// dedup; a mix of such names and others needs --jsonl or separate runs.
+Result<StoreFlags> WithInputFormat(StoreFlags flags) {
+  if (flags.input.jsonl || flags.input.files.empty()) return flags;
+  auto looks_like_jsonl = [](std::string name) {
+    std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    for (const char* suffix : {".gz", ".zst"}) {
+      if (name.ends_with(suffix)) name.resize(name.size() - std::strlen(suffix));
+    }
+    return name.ends_with(".jsonl") || name.ends_with(".ndjson");
+  };
+  size_t jsonl = 0;
+  for (const std::string& file : flags.input.files) jsonl += looks_like_jsonl(file);
+  if (jsonl == flags.input.files.size()) {
+    flags.input.jsonl = true;
+  } else if (jsonl != 0) {
+    return UsageError("some inputs are named .jsonl or .ndjson and some are not: give --jsonl, or one kind per run");
+  }
+  return flags;
 }
 
 std::string DocumentId(const StoreFlags& flags, std::string_view id) {
@@ -206,7 +230,10 @@ void AddStoreQueryFlags(CLI::App* query, StoreFlags* flags) {
   AddSettingsFlags(query, flags);
 }
 
-int RunStoreQuery(const std::string& dir, const StoreFlags& flags) {
+int RunStoreQuery(const std::string& dir, const StoreFlags& given) {
+  auto resolved = WithInputFormat(given);
+  if (!resolved.ok()) return ReportError("index query", resolved.status());
+  const StoreFlags& flags = *resolved;
   auto store = OpenStore(dir, flags, /*create=*/false);
   if (!store.ok()) return ReportError("index query", store.status());
   DocumentSigner::Session session((*store)->signer());
@@ -278,7 +305,10 @@ void AddStoreCommands(CLI::App* index, int* exit_code) {
   auto always = add->add_flag("--always", flags->always, "Store every document, matched or not");
   add->add_flag("--if-new", flags->if_new, "Store a document only when it matches nothing stored (default)")
       ->excludes(always);
-  add->callback([flags, dir, exit_code] { *exit_code = RunAdd(*dir, *flags); });
+  add->callback([flags, dir, exit_code] {
+    auto resolved = WithInputFormat(*flags);
+    *exit_code = resolved.ok() ? RunAdd(*dir, *resolved) : ReportError("index add", resolved.status());
+  });
 
   CLI::App* remove = index->add_subcommand("remove", "Remove documents from a store by id; JSONL out");
   remove->footer(
@@ -292,7 +322,10 @@ void AddStoreCommands(CLI::App* index, int* exit_code) {
   remove->add_option("--fsync", flags->fsync, "always, batch or never")
       ->check(CLI::IsMember({"always", "batch", "never"}))
       ->capture_default_str();
-  remove->callback([flags, dir, exit_code] { *exit_code = RunRemove(*dir, *flags); });
+  remove->callback([flags, dir, exit_code] {
+    auto resolved = WithInputFormat(*flags);
+    *exit_code = resolved.ok() ? RunRemove(*dir, *resolved) : ReportError("index remove", resolved.status());
+  });
 }
 
 }  // namespace neardup::cli

@@ -55,6 +55,15 @@ check "add --always, repeated id" 1 <(printf '%s\n' '{"id":"b2","text":"the quic
   "$(printf '%s\n%s' '{"id":"b2","inserted":true,"matches":[{"id":"a","score":1}]}' '{"id":"a","inserted":false,"matches":[],"error":"id already stored"}')" \
   'neardup index add: documents not stored: 1 (see the "error" of their lines)' \
   -- "$ND" index add "$S" --jsonl --always --fsync always
+# A file named .jsonl is JSON Lines without --jsonl (as for dedup); a mix of names needs --jsonl.
+cp "$T/docs.jsonl" "$T/named.jsonl"
+check "query .jsonl by name" 0 /dev/null "$(printf '%s\n%s\n%s' '{"id":"a","matches":[{"id":"a","score":1},{"id":"b2","score":1}]}' \
+  '{"id":"b","matches":[{"id":"a","score":1},{"id":"b2","score":1}]}' '{"id":"c","matches":[{"id":"c","score":1}]}')" "" \
+  -- "$ND" index query "$S" "$T/named.jsonl"
+printf 'plain text\n' >"$T/plain.txt"
+check "mixed input names" 2 /dev/null "" \
+  "neardup index add: usage: some inputs are named .jsonl or .ndjson and some are not: give --jsonl, or one kind per run" \
+  -- "$ND" index add "$S" "$T/named.jsonl" "$T/plain.txt"
 check remove 0 <(printf 'b2\nnone\n') "$(printf '%s\n%s' '{"id":"b2","removed":true}' '{"id":"none","removed":false}')" "" \
   -- "$ND" index remove "$S"
 check "remove jsonl" 0 <(printf '%s\n' '{"id":"c"}') '{"id":"c","removed":true}' "" -- "$ND" index remove "$S" --jsonl
