@@ -292,7 +292,7 @@ std::string DocumentTable::Location(size_t d) const {
 Status ReadDocuments(const std::vector<InputFile>& files, const DedupOptions& options,
                      const DocumentSigner& signer, int threads,
                      std::atomic<uint64_t>* documents_done, std::atomic<uint64_t>* bytes_read,
-                     DocumentTable* table) {
+                     DocumentTable* table, Signatures* signatures) {
   Pipeline pipeline(static_cast<size_t>(2 * threads + 2));
   uint64_t total_bytes = 0;
   for (const auto& file : files) total_bytes += file.size;
@@ -327,10 +327,10 @@ Status ReadDocuments(const std::vector<InputFile>& files, const DedupOptions& op
       const double estimate = 1.1 * static_cast<double>(total_bytes) * static_cast<double>(table->documents) /
                               static_cast<double>(table->bytes);
       const auto expected = static_cast<size_t>(std::min(estimate, 4.3e9)) + 4096;
-      table->fingerprints.reserve(expected);
+      signatures->fingerprints.reserve(expected);
       table->ReserveIds(expected);
-      table->sketches.reserve(expected * signer.sketch_bytes());
-      table->band_keys.reserve(expected * signer.bands());
+      signatures->sketches.reserve(expected * signer.sketch_bytes());
+      signatures->band_keys.reserve(expected * signer.bands());
     }
     for (size_t i = 0; i < batch->lines.size() && status.ok(); ++i) {
       const Line& line = batch->lines[i];
@@ -353,14 +353,16 @@ Status ReadDocuments(const std::vector<InputFile>& files, const DedupOptions& op
         continue;
       }
       if (r.empty) table->empty_documents.push_back(static_cast<uint32_t>(table->documents));
-      table->fingerprints.push_back(r.fingerprint);
+      signatures->fingerprints.push_back(r.fingerprint);
       ++table->documents;
       if (signer.sketcher() != nullptr) {
         const size_t bytes = signer.sketch_bytes(), bands = signer.bands();
-        table->sketches.insert(table->sketches.end(), batch->sketches.begin() + static_cast<std::ptrdiff_t>(i * bytes),
-                               batch->sketches.begin() + static_cast<std::ptrdiff_t>((i + 1) * bytes));
-        table->band_keys.insert(table->band_keys.end(), batch->band_keys.begin() + static_cast<std::ptrdiff_t>(i * bands),
-                                batch->band_keys.begin() + static_cast<std::ptrdiff_t>((i + 1) * bands));
+        signatures->sketches.insert(signatures->sketches.end(),
+                                    batch->sketches.begin() + static_cast<std::ptrdiff_t>(i * bytes),
+                                    batch->sketches.begin() + static_cast<std::ptrdiff_t>((i + 1) * bytes));
+        signatures->band_keys.insert(signatures->band_keys.end(),
+                                     batch->band_keys.begin() + static_cast<std::ptrdiff_t>(i * bands),
+                                     batch->band_keys.begin() + static_cast<std::ptrdiff_t>((i + 1) * bands));
       }
       if (want_lengths) table->lengths.push_back(r.length);
       if (want_priorities) table->priorities.push_back(r.priority);

@@ -2,6 +2,7 @@
 #ifndef NEARDUP_DEDUP_DOCUMENTS_H_
 #define NEARDUP_DEDUP_DOCUMENTS_H_
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <functional>
@@ -31,13 +32,18 @@ Result<std::vector<InputFile>> ExpandInputs(const DedupOptions& options, const s
 // Warnings about how the inputs will be read (a .json name read as plain text), for the report.
 std::vector<std::string> InputWarnings(const std::vector<InputFile>& files, const DedupOptions& options);
 
-// What pass 1 keeps per document: its fingerprint, id and what the keep rule needs. Never the text.
-// Documents without an id field are named by their line ("12", or "path:12" with several inputs),
-// computed when asked, so plain-text inputs store no ids at all.
+// What pass 1 computes per document for the matching and the join, in document order. The job reads
+// it to match the --against indexes, then hands it whole to the grouping, which compacts it in place.
+struct Signatures {
+  std::vector<uint64_t> fingerprints;  // one per document
+  std::vector<uint8_t> sketches;       // kAccurate: sketch_bytes() per document
+  std::vector<uint32_t> band_keys;     // kAccurate: bands per document
+};
+
+// What pass 1 keeps per document besides its signature: its id and what the keep rule needs. Never
+// the text. Documents without an id field are named by their line ("12", or "path:12" with several
+// inputs), computed when asked, so plain-text inputs store no ids at all.
 struct DocumentTable {
-  std::vector<uint64_t> fingerprints;
-  std::vector<uint8_t> sketches;     // kAccurate: sketch_bytes() per document
-  std::vector<uint32_t> band_keys;   // kAccurate: bands per document
   std::vector<uint32_t> lengths;     // text bytes (KeepRule::kLongest / kShortest only)
   std::vector<double> priorities;    // KeepRule::kPriority only (absent field: lowest)
   std::vector<uint64_t> bad_lines;   // input-line ordinals of skipped documents, ascending
@@ -57,6 +63,11 @@ struct DocumentTable {
   bool has_id_field() const { return !id_lengths_.empty(); }
 
   size_t size() const { return documents; }
+
+  // Whether document d has no features (EmptyPolicy): never joined, never matched.
+  bool IsEmpty(uint32_t d) const {
+    return std::binary_search(empty_documents.begin(), empty_documents.end(), d);
+  }
 
   // Records the id of the next document: an id field's value, or none (the line names it).
   void AddId(const std::string* explicit_id);
@@ -85,8 +96,8 @@ struct DocumentTable {
 };
 
 // Reads every line of `files`, signs the documents on `threads` threads (kAccurate: the fingerprint,
-// sketch and band keys; kSimhash: the fingerprint), and fills *table
-// in input order (the result does not depend on the thread count). Bad documents fail the call as
+// sketch and band keys; kSimhash: the fingerprint) into *signatures, and fills *table, both in input
+// order (the result does not depend on the thread count). Bad documents fail the call as
 // "path:line: message" (ErrorPolicy::kFail) or are counted in the table (kSkip). Documents without
 // features get fingerprint 0 and an all-zero sketch and are listed in table->empty_documents, or fail
 // the call (EmptyPolicy::kFail).
@@ -95,7 +106,7 @@ struct DocumentTable {
 Status ReadDocuments(const std::vector<InputFile>& files, const DedupOptions& options,
                      const DocumentSigner& signer, int threads,
                      std::atomic<uint64_t>* documents_done, std::atomic<uint64_t>* bytes_read,
-                     DocumentTable* table);
+                     DocumentTable* table, Signatures* signatures);
 
 }  // namespace neardup::dedup_internal
 

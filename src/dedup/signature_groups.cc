@@ -6,7 +6,7 @@
 namespace neardup::dedup_internal {
 namespace {
 
-uint64_t SignatureHash(const DocumentTable& t, size_t d, size_t bytes, size_t bands) {
+uint64_t SignatureHash(const Signatures& t, size_t d, size_t bytes, size_t bands) {
   const std::string_view sketch(reinterpret_cast<const char*>(t.sketches.data() + d * bytes),
                                 bytes);
   const std::string_view keys(reinterpret_cast<const char*>(t.band_keys.data() + d * bands),
@@ -14,7 +14,7 @@ uint64_t SignatureHash(const DocumentTable& t, size_t d, size_t bytes, size_t ba
   return HashFeature(sketch) ^ (HashFeature(keys) * 0x9E3779B97F4A7C15ULL) ^ t.fingerprints[d];
 }
 
-bool SameSignature(const DocumentTable& t, size_t a, size_t b, size_t bytes, size_t bands) {
+bool SameSignature(const Signatures& t, size_t a, size_t b, size_t bytes, size_t bands) {
   return t.fingerprints[a] == t.fingerprints[b] &&
          std::memcmp(&t.sketches[a * bytes], &t.sketches[b * bytes], bytes) == 0 &&
          std::memcmp(&t.band_keys[a * bands], &t.band_keys[b * bands], bands * sizeof(uint32_t)) ==
@@ -24,8 +24,8 @@ bool SameSignature(const DocumentTable& t, size_t a, size_t b, size_t bytes, siz
 }  // namespace
 
 SignatureGroups GroupIdenticalSignatures(const std::vector<uint32_t>& left_out, size_t sketch_bytes,
-                                         size_t bands, DocumentTable* table) {
-  const auto n = static_cast<uint32_t>(table->size());
+                                         size_t bands, Signatures* signatures) {
+  const auto n = static_cast<uint32_t>(signatures->fingerprints.size());
   std::vector<std::pair<uint64_t, uint32_t>> order;
   order.reserve(n - left_out.size());
   size_t next_left_out = 0;
@@ -34,7 +34,7 @@ SignatureGroups GroupIdenticalSignatures(const std::vector<uint32_t>& left_out, 
       ++next_left_out;
       continue;
     }
-    order.emplace_back(SignatureHash(*table, d, sketch_bytes, bands), d);
+    order.emplace_back(SignatureHash(*signatures, d, sketch_bytes, bands), d);
   }
   std::sort(order.begin(), order.end());
   // Provisional groups in hash order: a document joins the group of the run's first document when
@@ -47,7 +47,7 @@ SignatureGroups GroupIdenticalSignatures(const std::vector<uint32_t>& left_out, 
   for (size_t i = 0; i < order.size(); ++i) {
     const uint32_t d = order[i].second;
     const bool same = i > 0 && order[i].first == order[i - 1].first &&
-                      SameSignature(*table, heads.back(), d, sketch_bytes, bands);
+                      SameSignature(*signatures, heads.back(), d, sketch_bytes, bands);
     if (!same) heads.push_back(d);
     groups.group_of[d] = static_cast<uint32_t>(heads.size() - 1);
   }
@@ -71,13 +71,13 @@ SignatureGroups GroupIdenticalSignatures(const std::vector<uint32_t>& left_out, 
   for (uint32_t g = 0; g < groups.first_member.size(); ++g) {
     const size_t d = groups.first_member[g];
     if (d == g) continue;
-    std::memmove(&table->sketches[g * sketch_bytes], &table->sketches[d * sketch_bytes],
+    std::memmove(&signatures->sketches[g * sketch_bytes], &signatures->sketches[d * sketch_bytes],
                  sketch_bytes);
-    std::memmove(&table->band_keys[g * bands], &table->band_keys[d * bands],
+    std::memmove(&signatures->band_keys[g * bands], &signatures->band_keys[d * bands],
                  bands * sizeof(uint32_t));
   }
-  table->sketches.resize(groups.first_member.size() * sketch_bytes);
-  table->band_keys.resize(groups.first_member.size() * bands);
+  signatures->sketches.resize(groups.first_member.size() * sketch_bytes);
+  signatures->band_keys.resize(groups.first_member.size() * bands);
   return groups;
 }
 

@@ -18,11 +18,11 @@ struct SignatureGroups {
 };
 
 // Groups the documents that are not `left_out` (ascending document numbers) by identical signature,
-// numbering the groups in order of their first member, and compacts table->fingerprints' companions
-// table->sketches and table->band_keys in place to one entry per group (group g's at position g).
-// table->fingerprints keeps one entry per document.
+// numbering the groups in order of their first member, and compacts signatures->sketches and
+// signatures->band_keys in place to one entry per group (group g's at position g).
+// signatures->fingerprints keeps one entry per document.
 SignatureGroups GroupIdenticalSignatures(const std::vector<uint32_t>& left_out, size_t sketch_bytes,
-                                         size_t bands, DocumentTable* table);
+                                         size_t bands, Signatures* signatures);
 
 }  // namespace neardup::dedup_internal
 

@@ -1,0 +1,114 @@
+// The decisions of the dedup job between pass 1 and the outputs, one stage a function: the checks
+// of fields and ids, the matches in the --against indexes, the groups of identical signatures, the
+// join and its clusters, and the kept document of every cluster. Each stage reads what its
+// parameters name and returns what it makes; RunDedup (dedup.cc) calls them in order and the
+// writers (writers.h) read their results.
+#ifndef NEARDUP_DEDUP_DECISIONS_H_
+#define NEARDUP_DEDUP_DECISIONS_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "dedup/against_indexes.h"
+#include "dedup/documents.h"
+#include "dedup/id_table.h"
+#include "dedup/signature_groups.h"
+#include "neardup/dedup.h"
+#include "neardup/join.h"
+#include "neardup/method.h"
+#include "neardup/sketch.h"
+#include "neardup/status.h"
+
+namespace neardup::dedup_internal {
+
+inline constexpr uint32_t kNoDocument = UINT32_MAX;
+
+// What every stage may read: settled before the first document is read, never changed after.
+struct JobSettings {
+  const DedupOptions& options;
+  MethodOptions method;  // options.similarity, or the --against indexes' own (against_settings)
+  const DocumentSigner& signer;  // of `method`
+  int threads = 1;               // resolved: never 0
+
+  bool accurate() const { return method.method == DedupMethod::kAccurate; }
+  // Cancelled("interrupted") once options.cancel is set, else OK.
+  Status Cancelled() const;
+};
+
+// A field named in the options that no document has is a mistake the user should hear of
+// (InvalidArgument); so are ids that repeat under options.unique_ids. Otherwise repeated ids are
+// counted in report->duplicate_ids with a warning in report->warnings (outputs name documents by
+// id). Cancelled once the job is.
+Status CheckFieldsAndIds(const DocumentTable& table, const JobSettings& settings,
+                         DedupReport* report);
+
+// The documents' best matches in the --against indexes.
+struct IndexMatches {
+  std::vector<IndexMatch> matches;  // one per matched document, by document ascending
+  std::vector<IdTable> names;       // per index, in order: its INDEX.ids (empty when it has none)
+};
+
+// Matches every document with features against every index of options.against_indexes, in order
+// (no index: an empty result). Errors of MatchIndex, or Cancelled between indexes.
+Result<IndexMatches> MatchIndexes(const Signatures& signatures, const DocumentTable& table,
+                                  const JobSettings& settings);
+
+// Groups of documents joined as one: identical fingerprints (kSimhash) or identical signatures
+// (kAccurate), numbered in order of their first document. The documents left out of the join (the
+// near-duplicates of an index, and the documents without features) are in no group.
+struct Grouping {
+  std::vector<uint32_t> group_of;      // document -> group (kNoGroup: left out)
+  std::vector<uint64_t> fingerprints;  // group -> fingerprint
+  std::vector<uint8_t> sketches;       // kAccurate: group g's sketch at g * signer.sketch_bytes()
+  // kAccurate: group g's band keys at g * signer.bands(). The join releases them unless an index
+  // is saved.
+  std::vector<uint32_t> band_keys;
+
+  size_t size() const { return fingerprints.size(); }
+  // The fingerprint of a document in a group.
+  uint64_t FingerprintOf(uint32_t d) const { return fingerprints[group_of[d]]; }
+  // The documents of each group.
+  std::vector<uint32_t> GroupSizes() const;
+  // The estimated Jaccard of the sketches of groups a and b (kAccurate).
+  double Jaccard(const Sketcher& sketcher, uint32_t a, uint32_t b) const;
+};
+
+// Takes the documents' signatures (moved in: no per-document array is copied) and groups the
+// documents that are neither in `index_matches` nor without features, compacting the signatures
+// in place to one per group. The result does not depend on settings.threads.
+Grouping GroupDocuments(Signatures signatures, const IndexMatches& index_matches,
+                        const DocumentTable& table, const JobSettings& settings);
+
+// What the join found.
+struct Clusters {
+  // Near-duplicate pairs of groups, each once, with the Hamming distance of their fingerprints.
+  std::vector<Pair> pairs;
+  std::vector<uint32_t> component;  // group -> the root group of its cluster
+};
+
+// Joins the groups (kSimhash: fingerprints within method.k bits; kAccurate: band keys verified by
+// the sketches at method.threshold) and clusters the pairs. For kAccurate it records
+// report->candidates and report->pairs_complete, and releases grouping->band_keys once they are
+// joined unless options.save_index asks for them (nothing else of *grouping changes). Errors of
+// the join.
+Result<Clusters> JoinAndCluster(const JobSettings& settings, Grouping* grouping,
+                                DedupReport* report);
+
+// Records in *report the pairs among documents (across groups, and within groups), the clusters of
+// two documents or more, and the histogram of their sizes.
+void CountPairsAndClusters(const Grouping& grouping, const Clusters& clusters, DedupReport* report);
+
+// The documents kept.
+struct Selection {
+  std::vector<uint32_t> kept_of;  // cluster root group -> its kept document (kNoDocument: no root)
+  // Document -> kept: one per cluster, and under EmptyPolicy::kKeep the documents without features.
+  std::vector<bool> kept;
+};
+
+// Chooses the kept document of every cluster by options.keep (ties: the earlier document).
+Selection ChooseKept(const Grouping& grouping, const Clusters& clusters, const DocumentTable& table,
+                     const DedupOptions& options);
+
+}  // namespace neardup::dedup_internal
+
+#endif  // NEARDUP_DEDUP_DECISIONS_H_
