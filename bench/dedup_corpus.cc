@@ -1,5 +1,5 @@
-// Writes a synthetic corpus for the dedup benchmark: N documents made of real paragraphs (one per line
-// of SOURCE), each drawn at random and, for a share of them, edited (words deleted, swapped or
+// Writes a synthetic corpus for the dedup benchmark: N documents made of real paragraphs (one per
+// line of SOURCE), each drawn at random and, for a share of them, edited (words deleted, swapped or
 // replaced) so that the corpus holds realistic near-duplicates. Deterministic for a seed.
 //
 // Usage: dedup_corpus SOURCE N [SEED] [chars] > corpus.txt
@@ -56,9 +56,15 @@ int main(int argc, char** argv) {
       for (int edits = 1 + static_cast<int>(rng() % 3); edits > 0; --edits) {
         const size_t at = rng() % words.size();
         switch (rng() % 3) {
-          case 0: words.erase(words.begin() + static_cast<std::ptrdiff_t>(at)); break;
-          case 1: std::swap(words[at], words[rng() % words.size()]); break;
-          default: words[at] = chars ? "改" : "edit" + std::to_string(rng() % 1000); break;
+          case 0:
+            words.erase(words.begin() + static_cast<std::ptrdiff_t>(at));
+            break;
+          case 1:
+            std::swap(words[at], words[rng() % words.size()]);
+            break;
+          default:
+            words[at] = chars ? "改" : "edit" + std::to_string(rng() % 1000);
+            break;
         }
         if (words.empty()) words.push_back("empty");
       }

@@ -56,14 +56,17 @@ int Fail(const neardup::Status& status) {
 
 int main(int argc, char** argv) {
   if (argc < 4) {
-    std::fprintf(stderr, "usage: disk_index_bench build DIR N [BLOCKS KEY_BLOCKS] | query DIR N Q [THREADS]\n");
+    std::fprintf(
+        stderr,
+        "usage: disk_index_bench build DIR N [BLOCKS KEY_BLOCKS] | query DIR N Q [THREADS]\n");
     return 2;
   }
   const std::string mode = argv[1], dir = argv[2];
   const uint64_t n = std::strtoull(argv[3], nullptr, 10);
   if (mode == "build") {
     neardup::DiskIndexOptions options;
-    if (argc > 5) options.design = neardup::TableDesign::Even(std::atoi(argv[4]), std::atoi(argv[5]));
+    if (argc > 5)
+      options.design = neardup::TableDesign::Even(std::atoi(argv[4]), std::atoi(argv[5]));
     auto index = neardup::DiskSimhashIndex::Open(dir, options);
     if (!index.ok()) return Fail(index.status());
     std::vector<uint64_t> ids(n), codes(n);
@@ -73,7 +76,8 @@ int main(int argc, char** argv) {
     }
     const auto start = Clock::now();
     auto loaded = (*index)->BulkLoad(ids, codes, [&](int table) {
-      std::fprintf(stderr, "table %d at %.0f s\n", table, std::chrono::duration<double>(Clock::now() - start).count());
+      std::fprintf(stderr, "table %d at %.0f s\n", table,
+                   std::chrono::duration<double>(Clock::now() - start).count());
     });
     if (!loaded.ok()) return Fail(loaded);
     const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
@@ -110,13 +114,17 @@ int main(int argc, char** argv) {
   neardup::DiskQueryStats total;
   for (const auto& s : stats) total += s;
   const auto index_stats = (*index)->Stats();
-  std::printf("query %.0f queries/s (%d threads, k=3, %llu fingerprints, %s): %.1f seeks, %.0f entries, "
-              "%.2f block reads, %.0f block bytes, %.2f matches per query; resident %.0f MB, index memory %.0f MB, "
-              "disk %.2f GB\n",
-              queries / seconds, threads, static_cast<unsigned long long>(index_stats.size), index_stats.design.c_str(),
-              static_cast<double>(total.seeks) / queries, static_cast<double>(total.entries_read) / queries,
-              static_cast<double>(total.block_reads) / queries, static_cast<double>(total.block_bytes) / queries,
-              static_cast<double>(matches.load()) / queries, RssBytes() / 1e6, index_stats.memory_bytes / 1e6,
-              index_stats.disk_bytes / 1e9);
+  std::printf(
+      "query %.0f queries/s (%d threads, k=3, %llu fingerprints, %s): %.1f seeks, %.0f entries, "
+      "%.2f block reads, %.0f block bytes, %.2f matches per query; resident %.0f MB, index memory "
+      "%.0f MB, "
+      "disk %.2f GB\n",
+      queries / seconds, threads, static_cast<unsigned long long>(index_stats.size),
+      index_stats.design.c_str(), static_cast<double>(total.seeks) / queries,
+      static_cast<double>(total.entries_read) / queries,
+      static_cast<double>(total.block_reads) / queries,
+      static_cast<double>(total.block_bytes) / queries,
+      static_cast<double>(matches.load()) / queries, RssBytes() / 1e6,
+      index_stats.memory_bytes / 1e6, index_stats.disk_bytes / 1e9);
   return 0;
 }

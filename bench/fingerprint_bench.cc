@@ -1,11 +1,14 @@
 // Fingerprint and Hamming-scan throughput per core.
 //
 // Cases:
-//   BM_Fingerprint/{en,zh}/{shingles,char5,terms}  bytes/s of the whole pipeline (UTF-8 check, NFKC +
-//       case folding, tokens, features, XXH3, fold) over real text, one document per line. The corpus
-//       comes from $NEARDUP_BENCH_DATA/{en,zh}.txt (bench/run.sh extracts LibreOffice help pages).
+//   BM_Fingerprint/{en,zh}/{shingles,char5,terms}  bytes/s of the whole pipeline (UTF-8 check, NFKC
+//   +
+//       case folding, tokens, features, XXH3, fold) over real text, one document per line. The
+//       corpus comes from $NEARDUP_BENCH_DATA/{en,zh}.txt (bench/run.sh extracts LibreOffice help
+//       pages).
 //   BM_Fold/weighted/LEVEL  weighted feature hashes folded per second by each SIMD level.
-//   BM_HammingScan/LEVEL  fingerprints compared per second by a brute-force scan of 10M fingerprints
+//   BM_HammingScan/LEVEL  fingerprints compared per second by a brute-force scan of 10M
+//   fingerprints
 //       with batches of 32 queries (items_per_second = comparisons per second).
 #include <benchmark/benchmark.h>
 
@@ -34,7 +37,8 @@ const std::vector<std::string>& Corpus(const std::string& lang) {
   return docs;
 }
 
-void BM_Fingerprint(benchmark::State& state, const std::string& lang, neardup::FingerprintOptions options) {
+void BM_Fingerprint(benchmark::State& state, const std::string& lang,
+                    neardup::FingerprintOptions options) {
   const auto& docs = Corpus(lang);
   if (docs.empty()) {
     state.SkipWithError("no corpus: set NEARDUP_BENCH_DATA (bench/run.sh does)");
@@ -106,15 +110,16 @@ void BM_Fold(benchmark::State& state, bool weighted) {
   }
   neardup::SetSimdLevel(level);
   uint64_t sink = 0;
-  for (auto _ : state) sink ^= neardup::FoldFeatureHashes(hashes.data(), weights.data(), hashes.size());
+  for (auto _ : state)
+    sink ^= neardup::FoldFeatureHashes(hashes.data(), weights.data(), hashes.size());
   neardup::SetSimdLevel(neardup::DetectedSimdLevel());
   benchmark::DoNotOptimize(sink);
   state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * hashes.size()));
   state.SetLabel(std::string(neardup::SimdLevelName(level)));
 }
 
-// The default sketch (1024 one-bit bins, 20 bands) of a set of state.range(0) distinct feature hashes:
-// a 250-byte document has about 250 character 5-grams.
+// The default sketch (1024 one-bit bins, 20 bands) of a set of state.range(0) distinct feature
+// hashes: a 250-byte document has about 250 character 5-grams.
 void BM_Sketch(benchmark::State& state) {
   auto sketcher = std::move(neardup::Sketcher::Create({})).value();
   std::mt19937_64 rng(5);
@@ -136,15 +141,20 @@ void BM_Sketch(benchmark::State& state) {
 
 using neardup::FeatureMode;
 using neardup::ShingleUnit;
-BENCHMARK_CAPTURE(BM_Fingerprint, en/shingles, "en", Mode(FeatureMode::kShingles, ShingleUnit::kWord, 3))
+BENCHMARK_CAPTURE(BM_Fingerprint, en / shingles, "en",
+                  Mode(FeatureMode::kShingles, ShingleUnit::kWord, 3))
     ->Unit(benchmark::kMillisecond);
-BENCHMARK_CAPTURE(BM_Fingerprint, en/char5, "en", Mode(FeatureMode::kShingles, ShingleUnit::kChar, 5))
+BENCHMARK_CAPTURE(BM_Fingerprint, en / char5, "en",
+                  Mode(FeatureMode::kShingles, ShingleUnit::kChar, 5))
     ->Unit(benchmark::kMillisecond);
-BENCHMARK_CAPTURE(BM_Fingerprint, en/terms, "en", Mode(FeatureMode::kTerms, ShingleUnit::kWord, 3))
+BENCHMARK_CAPTURE(BM_Fingerprint, en / terms, "en",
+                  Mode(FeatureMode::kTerms, ShingleUnit::kWord, 3))
     ->Unit(benchmark::kMillisecond);
-BENCHMARK_CAPTURE(BM_Fingerprint, zh/shingles, "zh", Mode(FeatureMode::kShingles, ShingleUnit::kWord, 3))
+BENCHMARK_CAPTURE(BM_Fingerprint, zh / shingles, "zh",
+                  Mode(FeatureMode::kShingles, ShingleUnit::kWord, 3))
     ->Unit(benchmark::kMillisecond);
-BENCHMARK_CAPTURE(BM_Fingerprint, zh/terms, "zh", Mode(FeatureMode::kTerms, ShingleUnit::kWord, 3))
+BENCHMARK_CAPTURE(BM_Fingerprint, zh / terms, "zh",
+                  Mode(FeatureMode::kTerms, ShingleUnit::kWord, 3))
     ->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Sketch)->Arg(30)->Arg(100)->Arg(250)->Arg(1000)->Arg(5000);
 BENCHMARK_CAPTURE(BM_Fold, weighted, true)->DenseRange(0, 2);

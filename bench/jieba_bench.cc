@@ -3,11 +3,11 @@
 // Cases:
 //   BM_LoadDictionary/cold  jieba's dict.txt and HMM tables parsed (Dictionary::Load, no cache)
 //   BM_LoadDictionary/warm  the same from the cache file in $NEARDUP_CACHE_DIR (keys checked)
-//   BM_LoadKeywordModel/cold  the same plus idf.txt, joined (what `neardup keywords` loads), no cache
-//   BM_LoadKeywordModel/warm  the same from the cache files
-//   BM_Segment              Segmenter::Cut (jieba.lcut) of each line of $NEARDUP_ZH_LINES
-//   BM_Keywords             KeywordExtractor::Extract(doc, 20) of each document of $NEARDUP_ZH_DOCS
-//   BM_KeywordsFingerprint  Fingerprinter (mode keywords, automatic N) of each document
+//   BM_LoadKeywordModel/cold  the same plus idf.txt, joined (what `neardup keywords` loads), no
+//   cache BM_LoadKeywordModel/warm  the same from the cache files BM_Segment Segmenter::Cut
+//   (jieba.lcut) of each line of $NEARDUP_ZH_LINES BM_Keywords KeywordExtractor::Extract(doc, 20)
+//   of each document of $NEARDUP_ZH_DOCS BM_KeywordsFingerprint  Fingerprinter (mode keywords,
+//   automatic N) of each document
 // The corpus files come from bench/jieba_bench.sh: lines separated by '\n', documents by '\0'.
 #include <benchmark/benchmark.h>
 

@@ -1,9 +1,9 @@
 // End-to-end figures of the online index (neardup/online_index.h) at a given size, for one method:
 // signing rate, inserts/s of signed documents, queries/s, check-and-insert rate of texts, and the
-// memory per stored document. The documents are synthetic: 40-120 words drawn from a Zipf vocabulary
-// of 50,000 words (about 400 bytes), 10% of them lightly edited copies of earlier ones, so the index
-// holds N mostly distinct documents (a crawl after dedup), unlike bench/dedup_corpus whose
-// clusters hold thousands of copies.
+// memory per stored document. The documents are synthetic: 40-120 words drawn from a Zipf
+// vocabulary of 50,000 words (about 400 bytes), 10% of them lightly edited copies of earlier ones,
+// so the index holds N mostly distinct documents (a crawl after dedup), unlike bench/dedup_corpus
+// whose clusters hold thousands of copies.
 //
 // Usage: online_bench [--method accurate|simhash] [--documents N] [--queries Q] [--threads T]
 // Prints one "name value unit" line per figure.
@@ -26,7 +26,9 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-double Seconds(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
+double Seconds(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
 
 uint64_t RssBytes() {
   std::ifstream in("/proc/self/status");
@@ -130,10 +132,14 @@ int main(int argc, char** argv) {
   int threads = 2;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string flag = argv[i];
-    if (flag == "--method") method = argv[i + 1];
-    else if (flag == "--documents") documents = std::strtoull(argv[i + 1], nullptr, 10);
-    else if (flag == "--queries") queries = std::strtoull(argv[i + 1], nullptr, 10);
-    else if (flag == "--threads") threads = std::atoi(argv[i + 1]);
+    if (flag == "--method")
+      method = argv[i + 1];
+    else if (flag == "--documents")
+      documents = std::strtoull(argv[i + 1], nullptr, 10);
+    else if (flag == "--queries")
+      queries = std::strtoull(argv[i + 1], nullptr, 10);
+    else if (flag == "--threads")
+      threads = std::atoi(argv[i + 1]);
     else {
       std::fprintf(stderr, "online_bench: unknown option %s\n", argv[i]);
       return 2;
@@ -166,18 +172,21 @@ int main(int argc, char** argv) {
   Parallel(threads, (total + 1023) / 1024, [&](uint64_t block) {
     thread_local neardup::DocumentSigner::Session session(signer);
     std::vector<std::string> texts;
-    for (uint64_t d = block * 1024; d < std::min(total, (block + 1) * 1024); ++d) texts.push_back(maker.Text(d));
+    for (uint64_t d = block * 1024; d < std::min(total, (block + 1) * 1024); ++d)
+      texts.push_back(maker.Text(d));
     const auto start = Clock::now();
     for (size_t i = 0; i < texts.size(); ++i) {
       text_bytes += texts[i].size();
       if (!session.Sign(texts[i], &signatures[block * 1024 + i]).ok()) std::abort();
     }
-    signing_ns += std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start).count();
+    signing_ns +=
+        std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start).count();
   });
   const double sign_seconds = static_cast<double>(signing_ns.load()) / 1e9 / threads;
   bytes = text_bytes.load();
-  std::printf("sign %.0f documents/s (%d threads, %.1f MB/s, %.0f bytes/document)\n", total / sign_seconds, threads,
-              bytes / 1e6 / sign_seconds, static_cast<double>(bytes) / total);
+  std::printf("sign %.0f documents/s (%d threads, %.1f MB/s, %.0f bytes/document)\n",
+              total / sign_seconds, threads, bytes / 1e6 / sign_seconds,
+              static_cast<double>(bytes) / total);
 
   const uint64_t rss_before = RssBytes();
   auto start = Clock::now();
@@ -187,11 +196,12 @@ int main(int argc, char** argv) {
   const double insert_seconds = Seconds(start);
   const uint64_t rss_after = RssBytes();
   const neardup::OnlineIndexStats stats = index.Stats();
-  std::printf("insert %.0f documents/s (1 thread, signed, %llu documents)\n", documents / insert_seconds,
-              static_cast<unsigned long long>(documents));
-  std::printf("memory %.1f bytes/document (index's own count), %.1f bytes/document (resident growth)\n",
-              static_cast<double>(stats.memory_bytes) / documents,
-              static_cast<double>(rss_after - rss_before) / documents);
+  std::printf("insert %.0f documents/s (1 thread, signed, %llu documents)\n",
+              documents / insert_seconds, static_cast<unsigned long long>(documents));
+  std::printf(
+      "memory %.1f bytes/document (index's own count), %.1f bytes/document (resident growth)\n",
+      static_cast<double>(stats.memory_bytes) / documents,
+      static_cast<double>(rss_after - rss_before) / documents);
 
   std::atomic<uint64_t> matched{0};
   const double query_seconds = Parallel(threads, queries, [&](uint64_t q) {
@@ -200,11 +210,13 @@ int main(int argc, char** argv) {
     matched += result->size();
   });
   const neardup::OnlineIndexStats after = index.Stats();
-  std::printf("query %.0f queries/s (%d threads, signed, at %llu documents; %.2f matches, %.1f candidates, %.0f lookups per query)\n",
-              queries / query_seconds, threads, static_cast<unsigned long long>(documents),
-              static_cast<double>(matched.load()) / queries,
-              static_cast<double>(after.queries.candidates) / after.queries.queries,
-              static_cast<double>(after.queries.lookups) / after.queries.queries);
+  std::printf(
+      "query %.0f queries/s (%d threads, signed, at %llu documents; %.2f matches, %.1f candidates, "
+      "%.0f lookups per query)\n",
+      queries / query_seconds, threads, static_cast<unsigned long long>(documents),
+      static_cast<double>(matched.load()) / queries,
+      static_cast<double>(after.queries.candidates) / after.queries.queries,
+      static_cast<double>(after.queries.lookups) / after.queries.queries);
 
   // Texts checked and inserted (kIfNew) by `threads` threads, signing included.
   std::atomic<uint64_t> inserted{0};
@@ -217,7 +229,8 @@ int main(int argc, char** argv) {
     if (!result.ok()) std::abort();
     inserted += result->inserted;
   });
-  std::printf("check-and-insert %.0f texts/s (%d threads, signing included; %llu of %llu new)\n", queries / check_seconds,
-              threads, static_cast<unsigned long long>(inserted.load()), static_cast<unsigned long long>(queries));
+  std::printf("check-and-insert %.0f texts/s (%d threads, signing included; %llu of %llu new)\n",
+              queries / check_seconds, threads, static_cast<unsigned long long>(inserted.load()),
+              static_cast<unsigned long long>(queries));
   return 0;
 }

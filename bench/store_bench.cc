@@ -45,9 +45,10 @@ std::string RandomText(std::mt19937_64& rng) {
 }
 
 // Inserts/s of one run of `mode` over `documents`, split between the threads.
-double Run(const Flags& flags, neardup::FsyncMode mode, const std::vector<neardup::SignedDocument>& documents,
-           int run) {
-  const std::string dir = flags.dir + "/" + std::string(neardup::FsyncModeName(mode)) + "-" + std::to_string(run);
+double Run(const Flags& flags, neardup::FsyncMode mode,
+           const std::vector<neardup::SignedDocument>& documents, int run) {
+  const std::string dir =
+      flags.dir + "/" + std::string(neardup::FsyncModeName(mode)) + "-" + std::to_string(run);
   std::filesystem::remove_all(dir);
   neardup::StoreOptions options;
   options.fsync = mode;
@@ -61,8 +62,10 @@ double Run(const Flags& flags, neardup::FsyncMode mode, const std::vector<neardu
   std::vector<std::thread> threads;
   for (int t = 0; t < flags.threads; ++t) {
     threads.emplace_back([&, t] {
-      const size_t begin = documents.size() * static_cast<size_t>(t) / static_cast<size_t>(flags.threads);
-      const size_t end = documents.size() * static_cast<size_t>(t + 1) / static_cast<size_t>(flags.threads);
+      const size_t begin =
+          documents.size() * static_cast<size_t>(t) / static_cast<size_t>(flags.threads);
+      const size_t end =
+          documents.size() * static_cast<size_t>(t + 1) / static_cast<size_t>(flags.threads);
       const size_t step = mode == neardup::FsyncMode::kBatch ? flags.batch : 1;
       for (size_t i = begin; i < end; i += step) {
         const auto part = std::span(documents).subspan(i, std::min(step, end - i));
@@ -75,12 +78,14 @@ double Run(const Flags& flags, neardup::FsyncMode mode, const std::vector<neardu
     });
   }
   for (auto& thread : threads) thread.join();
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   const uint64_t syncs = (*store)->Stats().syncs;
   store->reset();
   std::filesystem::remove_all(dir);
-  std::fprintf(stderr, "  %s run %d: %zu documents in %.3f s, %llu writes\n", neardup::FsyncModeName(mode).data(),
-               run, documents.size(), seconds, static_cast<unsigned long long>(syncs));
+  std::fprintf(stderr, "  %s run %d: %zu documents in %.3f s, %llu writes\n",
+               neardup::FsyncModeName(mode).data(), run, documents.size(), seconds,
+               static_cast<unsigned long long>(syncs));
   return static_cast<double>(documents.size()) / seconds;
 }
 
@@ -91,17 +96,26 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     auto next = [&]() -> std::string { return i + 1 < argc ? argv[++i] : ""; };
-    if (arg == "--docs") flags.docs = std::stoull(next());
-    else if (arg == "--always-docs") flags.always_docs = std::stoull(next());
-    else if (arg == "--threads") flags.threads = std::stoi(next());
-    else if (arg == "--batch") flags.batch = std::stoull(next());
-    else if (arg == "--runs") flags.runs = std::stoi(next());
-    else if (arg == "--cases") flags.cases = next();
-    else flags.dir = arg;
+    if (arg == "--docs")
+      flags.docs = std::stoull(next());
+    else if (arg == "--always-docs")
+      flags.always_docs = std::stoull(next());
+    else if (arg == "--threads")
+      flags.threads = std::stoi(next());
+    else if (arg == "--batch")
+      flags.batch = std::stoull(next());
+    else if (arg == "--runs")
+      flags.runs = std::stoi(next());
+    else if (arg == "--cases")
+      flags.cases = next();
+    else
+      flags.dir = arg;
   }
   if (flags.dir.empty() || flags.threads < 1 || flags.runs < 1 || flags.batch < 1) {
-    std::fprintf(stderr, "usage: store_bench DIR [--docs N] [--always-docs N] [--threads T] [--batch B] [--runs R] "
-                         "[--cases batch,always,never]\n");
+    std::fprintf(
+        stderr,
+        "usage: store_bench DIR [--docs N] [--always-docs N] [--threads T] [--batch B] [--runs R] "
+        "[--cases batch,always,never]\n");
     return 2;
   }
   std::filesystem::create_directories(flags.dir);
@@ -113,16 +127,24 @@ int main(int argc, char** argv) {
     documents[i].id = "doc-" + std::to_string(i);
     documents[i].signature = *(*signer)->Sign(RandomText(rng));
   }
-  std::printf("store_bench: accurate method, %d threads, median of %d runs\n", flags.threads, flags.runs);
-  for (neardup::FsyncMode mode : {neardup::FsyncMode::kBatch, neardup::FsyncMode::kAlways, neardup::FsyncMode::kNever}) {
+  std::printf("store_bench: accurate method, %d threads, median of %d runs\n", flags.threads,
+              flags.runs);
+  for (neardup::FsyncMode mode :
+       {neardup::FsyncMode::kBatch, neardup::FsyncMode::kAlways, neardup::FsyncMode::kNever}) {
     if (flags.cases.find(neardup::FsyncModeName(mode)) == std::string::npos) continue;
-    const size_t count = mode == neardup::FsyncMode::kBatch ? documents.size() : std::min(flags.always_docs, documents.size());
-    const std::vector<neardup::SignedDocument> part(documents.begin(), documents.begin() + static_cast<long>(count));
+    const size_t count = mode == neardup::FsyncMode::kBatch
+                             ? documents.size()
+                             : std::min(flags.always_docs, documents.size());
+    const std::vector<neardup::SignedDocument> part(documents.begin(),
+                                                    documents.begin() + static_cast<long>(count));
     std::vector<double> rates;
     for (int run = 0; run < flags.runs; ++run) rates.push_back(Run(flags, mode, part, run));
     std::sort(rates.begin(), rates.end());
-    std::printf("fsync=%-6s %8zu documents%s: %10.0f inserts/s\n", neardup::FsyncModeName(mode).data(), count,
-                mode == neardup::FsyncMode::kBatch ? (" in batches of " + std::to_string(flags.batch)).c_str() : "",
+    std::printf("fsync=%-6s %8zu documents%s: %10.0f inserts/s\n",
+                neardup::FsyncModeName(mode).data(), count,
+                mode == neardup::FsyncMode::kBatch
+                    ? (" in batches of " + std::to_string(flags.batch)).c_str()
+                    : "",
                 rates[rates.size() / 2]);
   }
   return 0;

@@ -27,8 +27,8 @@ Result<std::string> ReadWholeFile(const std::string& path, uint64_t max_bytes) {
   while (true) {
     auto more = (*reader)->ReadLinePieces([&](std::string_view piece) {
       if (max_bytes != 0 && text.size() + piece.size() > max_bytes) {
-        return Status::ResourceExhausted("file longer than the limit of " + std::to_string(max_bytes) +
-                                         " bytes (--max-doc-bytes)");
+        return Status::ResourceExhausted("file longer than the limit of " +
+                                         std::to_string(max_bytes) + " bytes (--max-doc-bytes)");
       }
       text.append(piece);
       return Status::OK();
@@ -122,12 +122,15 @@ int RunCompare(const CompareFlags& flags) {
   }
   out.append("A: ");
   AppendHex64(e.a.simhash, &out);
-  out.append("  (" + std::to_string(e.a.feature_count) + " features" + (e.a.empty ? ", empty" : "") + ")\n");
+  out.append("  (" + std::to_string(e.a.feature_count) + " features" +
+             (e.a.empty ? ", empty" : "") + ")\n");
   out.append("B: ");
   AppendHex64(e.b.simhash, &out);
-  out.append("  (" + std::to_string(e.b.feature_count) + " features" + (e.b.empty ? ", empty" : "") + ")\n");
-  out.append("distance: " + std::to_string(e.distance) + " of 64 bits: " +
-             (near ? "near-duplicates" : "not near-duplicates") + " at k=" + std::to_string(flags.k) + "\n");
+  out.append("  (" + std::to_string(e.b.feature_count) + " features" +
+             (e.b.empty ? ", empty" : "") + ")\n");
+  out.append("distance: " + std::to_string(e.distance) +
+             " of 64 bits: " + (near ? "near-duplicates" : "not near-duplicates") +
+             " at k=" + std::to_string(flags.k) + "\n");
   out.append("differing bits:");
   for (int bit : e.differing_bits) out.append(" " + std::to_string(bit));
   out.append(e.differing_bits.empty() ? " none\n" : "\n");
@@ -145,7 +148,8 @@ void AddCompareCommand(CLI::App* app, int* exit_code) {
   auto flags = std::make_shared<CompareFlags>();
   CLI::App* command = app->add_subcommand("compare", "Distance between two texts, and why");
   command->footer(
-      "Prints both fingerprints, their Hamming distance, the differing bits and the features with the\n"
+      "Prints both fingerprints, their Hamming distance, the differing bits and the features with "
+      "the\n"
       "largest weights on each side.\n"
       "Example:\n"
       "  neardup compare a.txt b.txt\n"

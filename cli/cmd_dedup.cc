@@ -59,9 +59,12 @@ std::string HumanBytes(double bytes) {
 
 std::string HumanCount(uint64_t n) {
   char text[32];
-  if (n >= 10'000'000) std::snprintf(text, sizeof(text), "%.1fM", static_cast<double>(n) / 1e6);
-  else if (n >= 10'000) std::snprintf(text, sizeof(text), "%.1fk", static_cast<double>(n) / 1e3);
-  else std::snprintf(text, sizeof(text), "%llu", static_cast<unsigned long long>(n));
+  if (n >= 10'000'000)
+    std::snprintf(text, sizeof(text), "%.1fM", static_cast<double>(n) / 1e6);
+  else if (n >= 10'000)
+    std::snprintf(text, sizeof(text), "%.1fk", static_cast<double>(n) / 1e3);
+  else
+    std::snprintf(text, sizeof(text), "%llu", static_cast<unsigned long long>(n));
   return text;
 }
 
@@ -75,7 +78,8 @@ void DrawProgress(const DedupProgress& p) {
     std::snprintf(elapsed, sizeof(elapsed), "  %.1fs", p.seconds);
     line += HumanCount(p.documents) + " docs" + elapsed;
   } else if (p.total_bytes > 0) {
-    const double fraction = std::min(1.0, static_cast<double>(p.bytes) / static_cast<double>(p.total_bytes));
+    const double fraction =
+        std::min(1.0, static_cast<double>(p.bytes) / static_cast<double>(p.total_bytes));
     const int filled = static_cast<int>(fraction * 30);
     line += "[" + std::string(filled, '#') + std::string(30 - filled, '.') + "] ";
     char percent[16];
@@ -83,7 +87,8 @@ void DrawProgress(const DedupProgress& p) {
     line += percent;
     if (rate > 0 && fraction < 1) {
       char eta[32];
-      std::snprintf(eta, sizeof(eta), " ETA %.0fs", (static_cast<double>(p.total_bytes - p.bytes)) / rate);
+      std::snprintf(eta, sizeof(eta), " ETA %.0fs",
+                    (static_cast<double>(p.total_bytes - p.bytes)) / rate);
       line += HumanCount(p.documents) + " docs  " + HumanBytes(rate) + "/s" + eta;
     } else {
       line += HumanCount(p.documents) + " docs  " + HumanBytes(rate) + "/s";
@@ -102,43 +107,55 @@ void PrintSummary(const DedupReport& r, const DedupFlags& flags) {
   const double mb_per_s = r.seconds > 0 ? static_cast<double>(r.bytes) / 1e6 / r.seconds : 0;
   char buffer[256];
   std::snprintf(buffer, sizeof(buffer), "documents   %llu (%s) in %.2f s, %.1f MB/s on %d threads",
-                static_cast<unsigned long long>(r.documents), HumanBytes(static_cast<double>(r.bytes)).c_str(),
-                r.seconds, mb_per_s, r.threads);
+                static_cast<unsigned long long>(r.documents),
+                HumanBytes(static_cast<double>(r.bytes)).c_str(), r.seconds, mb_per_s, r.threads);
   line(buffer);
-  std::snprintf(buffer, sizeof(buffer), "kept        %llu", static_cast<unsigned long long>(r.kept));
+  std::snprintf(buffer, sizeof(buffer), "kept        %llu",
+                static_cast<unsigned long long>(r.kept));
   line(buffer);
-  std::snprintf(buffer, sizeof(buffer), "duplicates  %llu (%.1f%%)%s", static_cast<unsigned long long>(r.duplicates),
-                r.documents ? 100.0 * static_cast<double>(r.duplicates) / static_cast<double>(r.documents) : 0.0,
-                r.duplicates_of_index ? (", " + std::to_string(r.duplicates_of_index) + " of them of the earlier index").c_str() : "");
+  std::snprintf(
+      buffer, sizeof(buffer), "duplicates  %llu (%.1f%%)%s",
+      static_cast<unsigned long long>(r.duplicates),
+      r.documents ? 100.0 * static_cast<double>(r.duplicates) / static_cast<double>(r.documents)
+                  : 0.0,
+      r.duplicates_of_index
+          ? (", " + std::to_string(r.duplicates_of_index) + " of them of the earlier index").c_str()
+          : "");
   line(buffer);
   if (flags.method == "accurate") {
     if (r.pairs_complete) {
-      std::snprintf(buffer, sizeof(buffer),
-                    "clusters    %llu of 2 or more documents; %llu pairs with estimated Jaccard >= %g "
-                    "(%llu candidates verified)",
-                    static_cast<unsigned long long>(r.clusters), static_cast<unsigned long long>(r.pairs),
-                    flags.threshold, static_cast<unsigned long long>(r.candidates));
+      std::snprintf(
+          buffer, sizeof(buffer),
+          "clusters    %llu of 2 or more documents; %llu pairs with estimated Jaccard >= %g "
+          "(%llu candidates verified)",
+          static_cast<unsigned long long>(r.clusters), static_cast<unsigned long long>(r.pairs),
+          flags.threshold, static_cast<unsigned long long>(r.candidates));
     } else {
       // Candidates already in one cluster were not verified: the pairs found are not all the pairs.
-      std::snprintf(buffer, sizeof(buffer),
-                    "clusters    %llu of 2 or more documents, joined by %llu pairs with estimated Jaccard "
-                    ">= %g (%llu candidates verified; --pairs finds every pair)",
-                    static_cast<unsigned long long>(r.clusters), static_cast<unsigned long long>(r.pairs),
-                    flags.threshold, static_cast<unsigned long long>(r.candidates));
+      std::snprintf(
+          buffer, sizeof(buffer),
+          "clusters    %llu of 2 or more documents, joined by %llu pairs with estimated Jaccard "
+          ">= %g (%llu candidates verified; --pairs finds every pair)",
+          static_cast<unsigned long long>(r.clusters), static_cast<unsigned long long>(r.pairs),
+          flags.threshold, static_cast<unsigned long long>(r.candidates));
     }
   } else {
-    std::snprintf(buffer, sizeof(buffer), "clusters    %llu of 2 or more documents; %llu pairs within k=%d",
-                  static_cast<unsigned long long>(r.clusters), static_cast<unsigned long long>(r.pairs), flags.k);
+    std::snprintf(buffer, sizeof(buffer),
+                  "clusters    %llu of 2 or more documents; %llu pairs within k=%d",
+                  static_cast<unsigned long long>(r.clusters),
+                  static_cast<unsigned long long>(r.pairs), flags.k);
   }
   line(buffer);
   if (r.empty_documents) {
-    std::snprintf(buffer, sizeof(buffer), "no features %llu (blank or symbols only: %s, never matched)",
-                  static_cast<unsigned long long>(r.empty_documents), r.empty_dropped ? "dropped" : "kept");
+    std::snprintf(
+        buffer, sizeof(buffer), "no features %llu (blank or symbols only: %s, never matched)",
+        static_cast<unsigned long long>(r.empty_documents), r.empty_dropped ? "dropped" : "kept");
     line(buffer);
   }
   if (r.skipped) {
     std::snprintf(buffer, sizeof(buffer), "skipped     %llu bad documents, first: %s",
-                  static_cast<unsigned long long>(r.skipped), r.first_errors.empty() ? "" : r.first_errors[0].c_str());
+                  static_cast<unsigned long long>(r.skipped),
+                  r.first_errors.empty() ? "" : r.first_errors[0].c_str());
     line(buffer);
   }
   if (r.cluster_size_histogram.size() > 1) {
@@ -178,8 +195,8 @@ FingerprintFlags MethodFeatureFlags(DedupMethod method) {
   return f;
 }
 
-// The feature flags start at the accurate method's (so that --help shows them); with --method simhash
-// the flags the user did not give take the classic method's values instead.
+// The feature flags start at the accurate method's (so that --help shows them); with --method
+// simhash the flags the user did not give take the classic method's values instead.
 void ApplyMethodDefaults(const CLI::App& command, DedupFlags* flags) {
   if (flags->method != "simhash") return;
   const FingerprintFlags classic = MethodFeatureFlags(DedupMethod::kSimhash);
@@ -219,7 +236,9 @@ int RunDedupCommand(const DedupFlags& flags) {
     options.keep = *keep;
   }
   options.on_error = flags.on_error == "skip" ? ErrorPolicy::kSkip : ErrorPolicy::kFail;
-  options.empty = flags.empty == "drop" ? EmptyPolicy::kDrop : flags.empty == "fail" ? EmptyPolicy::kFail : EmptyPolicy::kKeep;
+  options.empty = flags.empty == "drop"   ? EmptyPolicy::kDrop
+                  : flags.empty == "fail" ? EmptyPolicy::kFail
+                                          : EmptyPolicy::kKeep;
   options.threads = flags.threads;
   options.kept_path = flags.kept;
   options.dups_path = flags.dups;
@@ -251,9 +270,11 @@ int RunDedupCommand(const DedupFlags& flags) {
       // Every temporary file and folder is gone; the exit status is the shell's for the signal.
       const int signal = interrupting_signal.load() != 0 ? interrupting_signal.load() : SIGINT;
       std::fprintf(stderr, "neardup dedup: interrupted by %s; no output was written%s\n",
-                   signal == SIGTERM ? "SIGTERM" : signal == SIGHUP ? "SIGHUP" : "SIGINT",
-                   flags.kept == "-" || flags.dups == "-" || flags.clusters == "-" || flags.pairs == "-" ||
-                           flags.report == "-"
+                   signal == SIGTERM  ? "SIGTERM"
+                   : signal == SIGHUP ? "SIGHUP"
+                                      : "SIGINT",
+                   flags.kept == "-" || flags.dups == "-" || flags.clusters == "-" ||
+                           flags.pairs == "-" || flags.report == "-"
                        ? " (but for what standard output had already received)"
                        : "");
       return 128 + signal;
@@ -273,75 +294,110 @@ void AddDedupCommand(CLI::App* app, int* exit_code) {
   auto flags = std::make_shared<DedupFlags>();
   CLI::App* command = app->add_subcommand("dedup", "Remove near-duplicates from whole corpora");
   command->footer(
-      "Reads every document, sketches them on all cores, finds the near-duplicate pairs, keeps one\n"
-      "document per cluster and writes the outputs asked for. Outputs appear only when the job succeeds.\n"
-      "Method accurate (default): pairs whose character 5-gram sets have estimated Jaccard similarity\n"
-      ">= --threshold (LSH band candidates verified by a 132-byte sketch; Traditional Chinese folded to\n"
-      "Simplified). Method simhash: pairs whose fingerprints are within -k bits (its features default to\n"
+      "Reads every document, sketches them on all cores, finds the near-duplicate pairs, keeps "
+      "one\n"
+      "document per cluster and writes the outputs asked for. Outputs appear only when the job "
+      "succeeds.\n"
+      "Method accurate (default): pairs whose character 5-gram sets have estimated Jaccard "
+      "similarity\n"
+      ">= --threshold (LSH band candidates verified by a 132-byte sketch; Traditional Chinese "
+      "folded to\n"
+      "Simplified). Method simhash: pairs whose fingerprints are within -k bits (its features "
+      "default to\n"
       "word 3-grams, each occurrence counted, no folding). The score column of\n"
       "--dups and --pairs is the estimated Jaccard (accurate) or the Hamming distance (simhash).\n"
-      "Ids: strings, or numbers as written; ids that repeat are counted with a warning (--unique-ids:\n"
+      "Ids: strings, or numbers as written; ids that repeat are counted with a warning "
+      "(--unique-ids:\n"
       "an error). A .json name is read as plain text unless --format jsonl is given.\n"
-      "Index files (--save-index, --against) hold the kept documents' signatures under the run's method\n"
-      "(accurate: sketches and band keys; simhash: fingerprints) and record its settings; --against\n"
-      "refuses an index built with other settings, naming the difference, unless --against-settings\n"
+      "Index files (--save-index, --against) hold the kept documents' signatures under the run's "
+      "method\n"
+      "(accurate: sketches and band keys; simhash: fingerprints) and record its settings; "
+      "--against\n"
+      "refuses an index built with other settings, naming the difference, unless "
+      "--against-settings\n"
       "takes the index's settings for the run. Ids are kept in INDEX.ids beside the index.\n"
       "Examples:\n"
       "  neardup dedup crawl/ -o kept.jsonl --dups dups.tsv --report report.json\n"
       "  neardup dedup posts.txt.zst -o kept.txt --keep longest --threshold 0.7 --on-error skip\n"
       "  neardup dedup posts.txt --method simhash -k 3 -o kept.txt\n"
       "  neardup dedup today.jsonl --against yesterday.idx --save-index today.idx -o new.jsonl");
-  command->add_option("inputs", flags->inputs, "Files, folders (recursive) or '-' for stdin")->required();
-  command->add_option("-o,--output", flags->kept,
-                      "KEPT: the kept documents' lines, in input order ('-': standard output, one output at most)");
+  command->add_option("inputs", flags->inputs, "Files, folders (recursive) or '-' for stdin")
+      ->required();
+  command->add_option(
+      "-o,--output", flags->kept,
+      "KEPT: the kept documents' lines, in input order ('-': standard output, one output at most)");
   command->add_option("--dups", flags->dups, "DUPS.tsv: dup_id<TAB>kept_id<TAB>score");
-  command->add_option("--clusters", flags->clusters, "CLUSTERS.jsonl: one cluster of 2+ documents a line");
-  command->add_option("--pairs", flags->pairs, "PAIRS.tsv: id_a<TAB>id_b<TAB>score, every near-duplicate pair");
+  command->add_option("--clusters", flags->clusters,
+                      "CLUSTERS.jsonl: one cluster of 2+ documents a line");
+  command->add_option("--pairs", flags->pairs,
+                      "PAIRS.tsv: id_a<TAB>id_b<TAB>score, every near-duplicate pair");
   command->add_option("--report", flags->report, "REPORT.json: the summary and timings");
-  command->add_option("--format", flags->format,
-                      "Input format: auto (.jsonl/.ndjson names, any case, are JSONL; .json is plain text), "
-                      "plain, jsonl")
+  command
+      ->add_option(
+          "--format", flags->format,
+          "Input format: auto (.jsonl/.ndjson names, any case, are JSONL; .json is plain text), "
+          "plain, jsonl")
       ->check(CLI::IsMember({"auto", "plain", "jsonl"}))
       ->capture_default_str();
   command->add_flag("--jsonl", flags->jsonl, "Same as --format jsonl");
-  command->add_option("--id-field", flags->id_field,
-                      "JSONL id field (dotted path; given, some document must have it); none: file:line")
+  command
+      ->add_option(
+          "--id-field", flags->id_field,
+          "JSONL id field (dotted path; given, some document must have it); none: file:line")
       ->capture_default_str();
-  command->add_flag("--unique-ids", flags->unique_ids,
-                    "Refuse ids that repeat, naming both places (default: count them with a warning)");
-  command->add_option("--text-field", flags->text_field, "JSONL text field (dotted path)")->capture_default_str();
-  command->add_option("--max-line-bytes", flags->max_line_bytes, "Longer lines are bad documents (e.g. 64M)")
+  command->add_flag(
+      "--unique-ids", flags->unique_ids,
+      "Refuse ids that repeat, naming both places (default: count them with a warning)");
+  command->add_option("--text-field", flags->text_field, "JSONL text field (dotted path)")
+      ->capture_default_str();
+  command
+      ->add_option("--max-line-bytes", flags->max_line_bytes,
+                   "Longer lines are bad documents (e.g. 64M)")
       ->transform(SizeValidator())
       ->capture_default_str();
   flags->fingerprint = MethodFeatureFlags(DedupMethod::kAccurate);
   AddFingerprintFlags(command, &flags->fingerprint);
-  command->add_option("--method", flags->method, "accurate (Jaccard sketch) or simhash (Hamming distance)")
+  command
+      ->add_option("--method", flags->method,
+                   "accurate (Jaccard sketch) or simhash (Hamming distance)")
       ->check(CLI::IsMember({"accurate", "simhash"}))
       ->capture_default_str();
-  command->add_option("--threshold", flags->threshold, "accurate: least estimated Jaccard similarity of a pair")
+  command
+      ->add_option("--threshold", flags->threshold,
+                   "accurate: least estimated Jaccard similarity of a pair")
       ->check(CLI::Range(0.01, 1.0))
       ->capture_default_str();
-  command->add_option("-k", flags->k, "simhash: near-duplicates differ in at most k bits; both: --against distance")
+  command
+      ->add_option("-k", flags->k,
+                   "simhash: near-duplicates differ in at most k bits; both: --against distance")
       ->check(CLI::Range(0, 7))
       ->capture_default_str();
-  command->add_option("--keep", flags->keep, "Which document of a cluster is kept: first, last, longest, shortest")
+  command
+      ->add_option("--keep", flags->keep,
+                   "Which document of a cluster is kept: first, last, longest, shortest")
       ->check(CLI::IsMember({"first", "last", "longest", "shortest"}))
       ->capture_default_str();
-  command->add_option("--priority-field", flags->priority_field,
-                      "Keep the document with the highest value of this JSONL number field (not with --keep)");
-  command->add_option("--on-error", flags->on_error, "Bad documents: fail (stop, naming file and line) or skip")
+  command->add_option(
+      "--priority-field", flags->priority_field,
+      "Keep the document with the highest value of this JSONL number field (not with --keep)");
+  command
+      ->add_option("--on-error", flags->on_error,
+                   "Bad documents: fail (stop, naming file and line) or skip")
       ->check(CLI::IsMember({"fail", "skip"}))
       ->capture_default_str();
-  command->add_option("--empty", flags->empty,
-                      "Documents without features (blank lines, symbols only): keep (kept, never matched), "
-                      "drop (left out), fail (stop at the first)")
+  command
+      ->add_option(
+          "--empty", flags->empty,
+          "Documents without features (blank lines, symbols only): keep (kept, never matched), "
+          "drop (left out), fail (stop at the first)")
       ->check(CLI::IsMember({"keep", "drop", "fail"}))
       ->capture_default_str();
   command->add_option("--threads", flags->threads, "Worker threads, 1..1024 (0: one per core)")
       ->check(ThreadsRange())
       ->capture_default_str();
-  command->add_option("--against", flags->against,
-                      "Index of an earlier corpus (repeatable): its near-duplicates are duplicates");
+  command->add_option(
+      "--against", flags->against,
+      "Index of an earlier corpus (repeatable): its near-duplicates are duplicates");
   command->add_flag("--against-settings", flags->against_settings,
                     "Run with the method and settings the --against indexes record (not with "
                     "--method, --threshold or feature flags)");
@@ -350,18 +406,22 @@ void AddDedupCommand(CLI::App* app, int* exit_code) {
   command->add_flag("-q,--quiet", flags->quiet, "No progress bar and no summary");
   command->callback([flags, exit_code, command] {
     if (!flags->priority_field.empty() && command->count("--keep") > 0) {
-      *exit_code = ReportError("dedup", UsageError("--priority-field keeps the document with the "
-                                                   "highest value of the field; it cannot be combined "
-                                                   "with --keep"));
+      *exit_code =
+          ReportError("dedup", UsageError("--priority-field keeps the document with the "
+                                          "highest value of the field; it cannot be combined "
+                                          "with --keep"));
       return;
     }
     if (flags->against_settings) {
-      for (const char* name : {"--method", "--threshold", "--mode", "--shingle-unit", "--shingle-size",
-                               "--weighting", "--fold", "--lang", "--keywords", "--no-normalize"}) {
+      for (const char* name :
+           {"--method", "--threshold", "--mode", "--shingle-unit", "--shingle-size", "--weighting",
+            "--fold", "--lang", "--keywords", "--no-normalize"}) {
         if (command->count(name) == 0) continue;
-        *exit_code = ReportError("dedup", UsageError(std::string("--against-settings takes the method "
-                                                                 "and its settings from the index: "
-                                                                 "leave out ") + name));
+        *exit_code =
+            ReportError("dedup", UsageError(std::string("--against-settings takes the method "
+                                                        "and its settings from the index: "
+                                                        "leave out ") +
+                                            name));
         return;
       }
     }

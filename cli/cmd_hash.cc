@@ -76,8 +76,9 @@ class HashSink final : public DocumentSink {
 
 int RunHash(const HashFlags& flags) {
   if (flags.explain && !flags.json) {
-    return ReportError("hash", UsageError("--explain adds the features to the JSON output: it needs "
-                                          "--json"));
+    return ReportError("hash",
+                       UsageError("--explain adds the features to the JSON output: it needs "
+                                  "--json"));
   }
   auto options = ToOptions(flags.fingerprint);
   if (!options.ok()) return ReportError("hash", options.status());
@@ -96,15 +97,18 @@ void AddHashCommand(CLI::App* app, int* exit_code) {
   auto flags = std::make_shared<HashFlags>();
   CLI::App* command = app->add_subcommand("hash", "Print the 64-bit SimHash of every document");
   command->footer(
-      "Output: id<TAB>fingerprint (16 hex digits), or JSON Lines with --json. Documents without an id\n"
-      "are named by their line: 12, or path:12 with several inputs (`neardup index build` takes both).\n"
+      "Output: id<TAB>fingerprint (16 hex digits), or JSON Lines with --json. Documents without an "
+      "id\n"
+      "are named by their line: 12, or path:12 with several inputs (`neardup index build` takes "
+      "both).\n"
       "Example:\n"
       "  printf 'the quick brown fox\\nthe quick brown fox!\\n' | neardup hash\n"
       "  neardup hash --jsonl --id-field url --json --explain pages.jsonl");
   AddInputFlags(command, &flags->input);
   AddFingerprintFlags(command, &flags->fingerprint);
   command->add_flag("--json", flags->json, "Write JSON Lines: {\"id\", \"simhash\"}");
-  command->add_flag("--explain", flags->explain, "With --json: add the features with the largest weights");
+  command->add_flag("--explain", flags->explain,
+                    "With --json: add the features with the largest weights");
   command->add_option("--top", flags->top, "Features listed by --explain")->capture_default_str();
   command->callback([flags, exit_code] { *exit_code = RunHash(*flags); });
 }

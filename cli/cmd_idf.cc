@@ -41,7 +41,8 @@ bool IsTableWord(std::string_view word) {
 // Drops words under `threshold` when a map holds more than max_words distinct words. Their document
 // frequencies may then come out low: the header of the table says so.
 void Prune(DfMap* df, uint64_t threshold) {
-  for (auto it = df->begin(); it != df->end();) it = it->second < threshold ? df->erase(it) : std::next(it);
+  for (auto it = df->begin(); it != df->end();)
+    it = it->second < threshold ? df->erase(it) : std::next(it);
 }
 
 class Counter {
@@ -144,7 +145,8 @@ int RunIdfBuild(const IdfFlags& flags) {
   uint64_t pruned_below = 0;
   DfMap df = counter.Finish(&pruned_below);
   if (!status.ok()) return ReportError("idf build", status);
-  if (documents == 0) return ReportError("idf build", Status::InvalidArgument("no documents in the input"));
+  if (documents == 0)
+    return ReportError("idf build", Status::InvalidArgument("no documents in the input"));
 
   std::vector<std::pair<std::string_view, uint64_t>> rows;
   for (const auto& [word, count] : df) {
@@ -155,8 +157,8 @@ int RunIdfBuild(const IdfFlags& flags) {
   if (!opened.ok()) return ReportError("idf build", opened);
   std::string& out = (*table)->buffer();
   out += "# neardup idf build: documents=" + std::to_string(documents) +
-                    " words=" + std::to_string(rows.size()) + " min_df=" + std::to_string(flags.min_df) +
-                    " idf=ln(documents/df) dictionary=" + (*dictionary)->sources().dict_path;
+         " words=" + std::to_string(rows.size()) + " min_df=" + std::to_string(flags.min_df) +
+         " idf=ln(documents/df) dictionary=" + (*dictionary)->sources().dict_path;
   if (pruned_below != 0) {
     out += " pruned: over " + std::to_string(flags.max_words) +
            " distinct words some counts under " + std::to_string(pruned_below) + " were dropped";
@@ -183,7 +185,8 @@ void AddIdfCommand(CLI::App* app, int* exit_code) {
   CLI::App* idf = app->add_subcommand("idf", "IDF tables for TF-IDF weights");
   idf->require_subcommand(1);
   auto flags = std::make_shared<IdfFlags>();
-  CLI::App* build = idf->add_subcommand("build", "Build an IDF table (jieba's format) from a corpus");
+  CLI::App* build =
+      idf->add_subcommand("build", "Build an IDF table (jieba's format) from a corpus");
   build->footer(
       "Segments every document with jieba's cut on all cores and writes 'word idf' lines,\n"
       "idf = ln(documents / document frequency), after a '#' header naming the document count and\n"
@@ -197,15 +200,17 @@ void AddIdfCommand(CLI::App* app, int* exit_code) {
   build->add_option("--min-df", flags->min_df, "Leave out words found in fewer documents")
       ->check(CLI::Range(uint64_t{1}, ~uint64_t{0}))
       ->capture_default_str();
-  build->add_option("--max-words", flags->max_words,
-                    "Distinct words kept in memory per thread before rare ones are pruned")
+  build
+      ->add_option("--max-words", flags->max_words,
+                   "Distinct words kept in memory per thread before rare ones are pruned")
       ->check(CLI::Range(uint64_t{1000}, ~uint64_t{0}))
       ->capture_default_str();
   build->add_option("--threads", flags->threads, "Worker threads, 1..1024 (0: one per core)")
       ->check(ThreadsRange())
       ->capture_default_str();
-  build->add_option("--max-doc-bytes", flags->max_document_bytes,
-                    "Longest document accepted, e.g. 100M (0: no limit)")
+  build
+      ->add_option("--max-doc-bytes", flags->max_document_bytes,
+                   "Longest document accepted, e.g. 100M (0: no limit)")
       ->transform(SizeValidator());
   build->callback([flags, exit_code] { *exit_code = RunIdfBuild(*flags); });
 }

@@ -89,12 +89,13 @@ class BuildIds {
     }
     if (!numeric_) {
       if (!ParseTsvField(id, &unescaped_)) {
-        return Status::InvalidArgument("id '" + std::string(id.substr(0, 40)) + "' has a malformed escape");
+        return Status::InvalidArgument("id '" + std::string(id.substr(0, 40)) +
+                                       "' has a malformed escape");
       }
       text_.Add(unescaped_);
     }
-    // Where each id came from, compactly: a new run of consecutive lines starts only after a skipped
-    // (empty) line or at a new file.
+    // Where each id came from, compactly: a new run of consecutive lines starts only after a
+    // skipped (empty) line or at a new file.
     if (runs_.empty() || runs_.back().place.file != place.file ||
         runs_.back().place.line + (size_ - runs_.back().first) != place.line) {
       runs_.push_back({size_, place});
@@ -136,9 +137,10 @@ class BuildIds {
       }
     }
     if (first == size_) return Status::OK();
-    const std::string id = numeric_ ? std::to_string(numbers_[first]) : std::string(text_.Get(first));
-    return Status::InvalidArgument("id " + id + " appears twice: " + Where(earlier, files) + " and " +
-                                   Where(first, files));
+    const std::string id =
+        numeric_ ? std::to_string(numbers_[first]) : std::string(text_.Get(first));
+    return Status::InvalidArgument("id " + id + " appears twice: " + Where(earlier, files) +
+                                   " and " + Where(first, files));
   }
 
  private:
@@ -148,8 +150,9 @@ class BuildIds {
   };
 
   std::string Where(uint64_t i, const std::vector<std::string>& files) const {
-    const auto run = std::prev(std::upper_bound(runs_.begin(), runs_.end(), i,
-                                                [](uint64_t value, const Run& r) { return value < r.first; }));
+    const auto run =
+        std::prev(std::upper_bound(runs_.begin(), runs_.end(), i,
+                                   [](uint64_t value, const Run& r) { return value < r.first; }));
     return files[run->place.file] + ":" + std::to_string(run->place.line + (i - run->first));
   }
 
@@ -161,10 +164,11 @@ class BuildIds {
   std::vector<Run> runs_;
 };
 
-// Calls on_line(id, fingerprint, place) for every "id<TAB>fingerprint" line of the inputs (empty lines
-// are skipped). Errors name the file and line.
-Status ForEachFingerprint(const FingerprintInput& input,
-                          const std::function<Status(std::string_view, uint64_t, LinePlace)>& on_line) {
+// Calls on_line(id, fingerprint, place) for every "id<TAB>fingerprint" line of the inputs (empty
+// lines are skipped). Errors name the file and line.
+Status ForEachFingerprint(
+    const FingerprintInput& input,
+    const std::function<Status(std::string_view, uint64_t, LinePlace)>& on_line) {
   const std::vector<std::string> files = InputNames(input);
   std::string line;
   for (uint32_t f = 0; f < files.size(); ++f) {
@@ -175,7 +179,8 @@ Status ForEachFingerprint(const FingerprintInput& input,
       auto more = (*reader)->ReadLine(&line, uint64_t{1} << 20);
       if (!more.ok()) return more.status();
       if (!*more) break;
-      if ((*reader)->line_number() == 1 && StripByteOrderMark(line).size() != line.size()) line.erase(0, 3);
+      if ((*reader)->line_number() == 1 && StripByteOrderMark(line).size() != line.size())
+        line.erase(0, 3);
       if (line.empty()) continue;
       const size_t tab = line.find('\t');
       const size_t columns = static_cast<size_t>(std::count(line.begin(), line.end(), '\t')) + 1;
@@ -186,9 +191,10 @@ Status ForEachFingerprint(const FingerprintInput& input,
                           path, (*reader)->line_number());
       }
       auto fingerprint = ParseFingerprint(std::string_view(line).substr(tab + 1), input.decimal);
-      Status status = fingerprint.ok() ? on_line(std::string_view(line).substr(0, tab), *fingerprint,
-                                                 LinePlace{f, (*reader)->line_number()})
-                                       : fingerprint.status();
+      Status status = fingerprint.ok()
+                          ? on_line(std::string_view(line).substr(0, tab), *fingerprint,
+                                    LinePlace{f, (*reader)->line_number()})
+                          : fingerprint.status();
       if (!status.ok()) return InputError(status, path, (*reader)->line_number());
     }
   }
@@ -208,9 +214,9 @@ Status CheckExact(const TableDesign& design, int k) {
   if (design.max_exact_k() >= k) return Status::OK();
   const int blocks = static_cast<int>(design.block_bits.size());
   std::string message = std::to_string(blocks) + " blocks keyed on " +
-                        std::to_string(design.key_blocks) + " are exact for k<=" +
-                        std::to_string(design.max_exact_k()) + " only, not k=" + std::to_string(k) +
-                        ": ";
+                        std::to_string(design.key_blocks) +
+                        " are exact for k<=" + std::to_string(design.max_exact_k()) +
+                        " only, not k=" + std::to_string(k) + ": ";
   if (blocks - k >= 1) {
     message += "use --key-blocks " + std::to_string(blocks - k) + " or fewer, ";
   } else {
@@ -228,13 +234,14 @@ int RunBuild(const IndexFlags& flags) {
   Status checked = outputs.CheckNotInputs(flags.input.files);
   if (!checked.ok()) return ReportError("index build", checked);
   if (!flags.blocks.empty()) {
-    Status exact = CheckExact(TableDesign{flags.blocks, flags.key_blocks}, flags.k < 0 ? 3 : flags.k);
+    Status exact =
+        CheckExact(TableDesign{flags.blocks, flags.key_blocks}, flags.k < 0 ? 3 : flags.k);
     if (!exact.ok()) return ReportError("index build", exact);
   }
   BuildIds build_ids;
   std::vector<uint64_t> fingerprints;
-  Status status =
-      ForEachFingerprint(flags.input, [&](std::string_view id, uint64_t fingerprint, LinePlace place) {
+  Status status = ForEachFingerprint(
+      flags.input, [&](std::string_view id, uint64_t fingerprint, LinePlace place) {
         fingerprints.push_back(fingerprint);
         return build_ids.Add(id, place);
       });
@@ -266,7 +273,8 @@ int RunBuild(const IndexFlags& flags) {
   if (!status.ok()) return ReportError("index build", status);
   const IndexStats stats = (*index)->Stats();
   std::fprintf(stderr, "neardup index build: %llu fingerprints, %s -> %s%s\n",
-               static_cast<unsigned long long>(stats.size), stats.design.c_str(), flags.index_path.c_str(),
+               static_cast<unsigned long long>(stats.size), stats.design.c_str(),
+               flags.index_path.c_str(),
                build_ids.numeric() ? "" : (" (ids in " + ids_path + ")").c_str());
   return kExitSuccess;
 }
@@ -276,9 +284,11 @@ int RunQuery(const IndexFlags& flags) {
   if (!info.ok()) return ReportError("index query", info.status());
   if (info->kind == IndexFileKind::kSignatures) {
     return ReportError("index query",
-                       Status::InvalidArgument(flags.index_path + ": an index of the accurate method "
+                       Status::InvalidArgument(flags.index_path +
+                                               ": an index of the accurate method "
                                                "(sketches, not fingerprints): query it with texts, "
-                                               "`neardup dedup NEW --against " + flags.index_path + "`"));
+                                               "`neardup dedup NEW --against " +
+                                               flags.index_path + "`"));
   }
   auto index = LoadIndex(flags.index_path);
   if (!index.ok()) return ReportError("index query", index.status());
@@ -315,11 +325,12 @@ int RunQuery(const IndexFlags& flags) {
     queries.clear();
     return Status::OK();
   };
-  Status status = ForEachFingerprint(flags.input, [&](std::string_view id, uint64_t fingerprint, LinePlace) {
-    query_ids.emplace_back(id);
-    queries.push_back(fingerprint);
-    return queries.size() >= (1 << 16) ? flush() : Status::OK();
-  });
+  Status status =
+      ForEachFingerprint(flags.input, [&](std::string_view id, uint64_t fingerprint, LinePlace) {
+        query_ids.emplace_back(id);
+        queries.push_back(fingerprint);
+        return queries.size() >= (1 << 16) ? flush() : Status::OK();
+      });
   if (status.ok()) status = flush();
   return FinishCommand("index query", &output, status);
 }
@@ -327,11 +338,12 @@ int RunQuery(const IndexFlags& flags) {
 int RunPairs(const IndexFlags& flags) {
   std::vector<std::string> ids;
   std::vector<uint64_t> fingerprints;
-  Status status = ForEachFingerprint(flags.input, [&](std::string_view id, uint64_t fingerprint, LinePlace) {
-    ids.emplace_back(id);
-    fingerprints.push_back(fingerprint);
-    return Status::OK();
-  });
+  Status status =
+      ForEachFingerprint(flags.input, [&](std::string_view id, uint64_t fingerprint, LinePlace) {
+        ids.emplace_back(id);
+        fingerprints.push_back(fingerprint);
+        return Status::OK();
+      });
   if (!status.ok()) return ReportError("index pairs", status);
   JoinOptions options;
   options.threads = flags.threads;
@@ -352,10 +364,13 @@ int RunPairs(const IndexFlags& flags) {
 // The method of an index file and its settings line ("unknown" when the file records none).
 std::string DescribeMethod(const IndexFileInfo& info) {
   std::string out = "format: version " + std::to_string(info.version) + "\n";
-  if (info.kind == IndexFileKind::kSignatures) return out + "method: accurate\nsettings: " + info.settings + "\n";
+  if (info.kind == IndexFileKind::kSignatures)
+    return out + "method: accurate\nsettings: " + info.settings + "\n";
   out += "method: simhash\nsettings: ";
-  return out + (info.settings.empty() ? "unknown (made from fingerprints, or of format version 1)"
-                                      : info.settings) + "\n";
+  return out +
+         (info.settings.empty() ? "unknown (made from fingerprints, or of format version 1)"
+                                : info.settings) +
+         "\n";
 }
 
 int RunInfo(const IndexFlags& flags) {
@@ -366,9 +381,10 @@ int RunInfo(const IndexFlags& flags) {
   if (info->kind == IndexFileKind::kSignatures) {
     auto set = LoadSignatureIndex(flags.index_path);
     if (!set.ok()) return ReportError("index info", set.status());
-    output.buffer() += Format("documents: %llu\nsignature: %zu-byte sketch, %zu band keys\nfile: %llu bytes\n",
-                              static_cast<unsigned long long>(set->size()), set->sketch_bytes, set->bands,
-                              static_cast<unsigned long long>(info->file_bytes));
+    output.buffer() +=
+        Format("documents: %llu\nsignature: %zu-byte sketch, %zu band keys\nfile: %llu bytes\n",
+               static_cast<unsigned long long>(set->size()), set->sketch_bytes, set->bands,
+               static_cast<unsigned long long>(info->file_bytes));
     return FinishCommand("index info", &output);
   }
   LoadOptions load;
@@ -401,20 +417,27 @@ void AddIndexCommand(CLI::App* app, int* exit_code) {
   auto flags = std::make_shared<IndexFlags>();
   auto store_flags = std::make_shared<StoreFlags>();
   CLI::App* index = app->add_subcommand(
-      "index", "Index files of 64-bit fingerprints (build, query, pairs, info) and durable stores of "
-               "documents (add, remove, query, info)");
+      "index",
+      "Index files of 64-bit fingerprints (build, query, pairs, info) and durable stores of "
+      "documents (add, remove, query, info)");
   index->require_subcommand(1);
   index->footer(
       "Input lines are id<TAB>fingerprint, fingerprints as 16 hex digits (as `neardup hash` "
       "writes\n"
-      "them) or unsigned decimal numbers with --decimal. Ids that are all unsigned 64-bit integers are\n"
-      "stored in the index; other ids (`neardup hash a b` names lines path:line) are kept in INDEX.ids\n"
-      "beside it, and `index query` prints them. An id may appear once (a repeat is an error naming both\n"
+      "them) or unsigned decimal numbers with --decimal. Ids that are all unsigned 64-bit integers "
+      "are\n"
+      "stored in the index; other ids (`neardup hash a b` names lines path:line) are kept in "
+      "INDEX.ids\n"
+      "beside it, and `index query` prints them. An id may appear once (a repeat is an error "
+      "naming both\n"
       "lines).\n"
-      "These index files hold SimHash fingerprints; index files of the accurate method (sketches, the\n"
-      "default of dedup) come from `neardup dedup --save-index` and are read by `dedup --against`;\n"
+      "These index files hold SimHash fingerprints; index files of the accurate method (sketches, "
+      "the\n"
+      "default of dedup) come from `neardup dedup --save-index` and are read by `dedup "
+      "--against`;\n"
       "`index info` shows the method and settings of both.\n"
-      "A store is a directory: `index add DIR` creates it and adds documents (texts), `index query DIR`\n"
+      "A store is a directory: `index add DIR` creates it and adds documents (texts), `index query "
+      "DIR`\n"
       "and `index info DIR` read it, `index remove DIR` takes documents out (doc/store.md).\n"
       "Example:\n"
       "  neardup hash docs.txt > docs.tsv && neardup index build docs.tsv -o docs.ndx\n"
@@ -429,9 +452,11 @@ void AddIndexCommand(CLI::App* app, int* exit_code) {
       ->add_option("--memory", flags->memory,
                    "Memory budget for the planner, e.g. 8G (default: none)")
       ->transform(SizeValidator());
-  build->add_option("--blocks", flags->blocks,
-                    "Explicit design: block sizes, e.g. 13,13,13,13,12; exact only when blocks - key blocks "
-                    ">= k (others are refused)")
+  build
+      ->add_option(
+          "--blocks", flags->blocks,
+          "Explicit design: block sizes, e.g. 13,13,13,13,12; exact only when blocks - key blocks "
+          ">= k (others are refused)")
       ->delimiter(',');
   build->add_option("--key-blocks", flags->key_blocks, "Explicit design: key blocks per table")
       ->needs("--blocks");
@@ -441,9 +466,11 @@ void AddIndexCommand(CLI::App* app, int* exit_code) {
   CLI::App* query =
       index->add_subcommand("query", "Find every indexed fingerprint within k of each query");
   query->footer(
-      "Index file: inputs of id<TAB>fingerprint; output query_id<TAB>match_id<TAB>distance, matches of\n"
+      "Index file: inputs of id<TAB>fingerprint; output query_id<TAB>match_id<TAB>distance, "
+      "matches of\n"
       "a query by distance then id.\n"
-      "Store directory: inputs of documents (plain text lines, or JSONL with --jsonl); output one JSON\n"
+      "Store directory: inputs of documents (plain text lines, or JSONL with --jsonl); output one "
+      "JSON\n"
       "line per document, {\"id\":..,\"matches\":[{\"id\":..,\"score\":..}]}; nothing is stored.\n"
       "Example:\n  neardup index query docs.ndx queries.tsv -k 3\n"
       "  neardup index query posts.store new.jsonl --jsonl");
@@ -458,7 +485,8 @@ void AddIndexCommand(CLI::App* app, int* exit_code) {
       return;
     }
     if (flags->input.decimal) {
-      *exit_code = ReportError("index query", UsageError("--decimal is for index files, not stores"));
+      *exit_code =
+          ReportError("index query", UsageError("--decimal is for index files, not stores"));
       return;
     }
     store_flags->input.files = flags->input.files;
@@ -479,7 +507,8 @@ void AddIndexCommand(CLI::App* app, int* exit_code) {
   CLI::App* info = index->add_subcommand(
       "info", "Print an index file's method, settings, design, size and memory, or a store's");
   info->footer(
-      "A store's info: its settings, documents, rows handed out, memory of its index and size on disk.\n"
+      "A store's info: its settings, documents, rows handed out, memory of its index and size on "
+      "disk.\n"
       "Example:\n  neardup index info docs.ndx\n  neardup index info posts.store");
   info->add_option("index", flags->index_path, "Index file, or store directory")->required();
   info->callback([flags, exit_code] {

@@ -35,14 +35,16 @@ class KeywordsSink final : public DocumentSink {
       // sequence cut at the end of a piece is kept for the next.
       carry_.append(text);
       const size_t keep = IncompleteSuffix(carry_);
-      const std::string ready = ReplaceInvalidUtf8(std::string_view(carry_).substr(0, carry_.size() - keep));
+      const std::string ready =
+          ReplaceInvalidUtf8(std::string_view(carry_).substr(0, carry_.size() - keep));
       carry_.erase(0, carry_.size() - keep);
       return extractor_.Add(ready);
     }
     if (!carry_.empty()) {
       carry_.append(text);
       const size_t keep = IncompleteSuffix(carry_);
-      const std::string ready = ReplaceInvalidUtf8(std::string_view(carry_).substr(0, carry_.size() - keep));
+      const std::string ready =
+          ReplaceInvalidUtf8(std::string_view(carry_).substr(0, carry_.size() - keep));
       carry_.erase(0, carry_.size() - keep);
       return extractor_.Add(ready);
     }
@@ -111,22 +113,26 @@ int RunKeywords(const KeywordsFlags& flags) {
 
 void AddKeywordsCommand(CLI::App* app, int* exit_code) {
   auto flags = std::make_shared<KeywordsFlags>();
-  CLI::App* command = app->add_subcommand("keywords", "TF-IDF keywords of every document, as jieba computes them");
+  CLI::App* command =
+      app->add_subcommand("keywords", "TF-IDF keywords of every document, as jieba computes them");
   command->footer(
-      "Output: id<TAB>word:weight<TAB>... per document, or with --json a JSON array of [word, weight].\n"
-      "Same as Python's jieba.analyse.extract_tags(text, topK=N, withWeight=True).\n"
-      + std::string(kDictionaryCacheHelp) +
+      "Output: id<TAB>word:weight<TAB>... per document, or with --json a JSON array of [word, "
+      "weight].\n"
+      "Same as Python's jieba.analyse.extract_tags(text, topK=N, withWeight=True).\n" +
+      std::string(kDictionaryCacheHelp) +
       "Example:\n"
       "  echo '我来到北京清华大学，清华大学是一所大学' | neardup keywords --top 3\n"
       "  neardup keywords --jsonl --json --idf my_idf.txt pages.jsonl");
   AddInputFlags(command, &flags->input);
   AddDictionaryFlags(command, &flags->dictionary);
   AddWeightFlags(command, &flags->weights);
-  command->add_option("-k,--top", flags->top, "Keywords per document (0: all)")->capture_default_str();
+  command->add_option("-k,--top", flags->top, "Keywords per document (0: all)")
+      ->capture_default_str();
   command->add_flag("--json", flags->json, "Write a JSON array of [word, weight] per document");
   AddInvalidUtf8Flag(command, &flags->invalid_utf8);
-  command->add_option("--max-doc-bytes", flags->max_document_bytes,
-                      "Longest document accepted, e.g. 100M (0: no limit)")
+  command
+      ->add_option("--max-doc-bytes", flags->max_document_bytes,
+                   "Longest document accepted, e.g. 100M (0: no limit)")
       ->transform(SizeValidator());
   command->callback([flags, exit_code] { *exit_code = RunKeywords(*flags); });
 }

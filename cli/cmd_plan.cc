@@ -37,14 +37,14 @@ int RunPlan(const PlanFlags& flags) {
   if (!plan.ok()) return ReportError("plan", plan.status());
   Output output;
   std::string& out = output.buffer();
-  out += Format("fingerprints: %llu, k: %d, memory budget: %s\n", static_cast<unsigned long long>(n),
-              flags.k,
-              flags.memory ? HumanBytes(static_cast<double>(flags.memory)).c_str() : "none");
+  out += Format("fingerprints: %llu, k: %d, memory budget: %s\n",
+                static_cast<unsigned long long>(n), flags.k,
+                flags.memory ? HumanBytes(static_cast<double>(flags.memory)).c_str() : "none");
   out += Format("design: %s\n", plan->design.ToString().c_str());
   out += Format("bucket directory: %d bits per table\n", plan->prefix_bits);
   out += Format("expected candidates per query: %.1f\n", plan->candidates_per_query);
   out += Format("bytes per fingerprint: %.1f (total %s)\n", plan->bytes_per_fingerprint,
-              HumanBytes(plan->bytes_per_fingerprint * static_cast<double>(n)).c_str());
+                HumanBytes(plan->bytes_per_fingerprint * static_cast<double>(n)).c_str());
   out += Format("estimated time per query on one core: %.0f ns\n", plan->cost_per_query_ns);
   out += Format(
       "why: the fastest exact design (pigeonhole: b blocks, tables keyed on b-k of them) whose "

@@ -25,7 +25,9 @@ int RunSegment(const SegmentFlags& flags) {
   if (!dictionary.ok()) return ReportError("segment", dictionary.status());
   Segmenter segmenter(*dictionary);
   CutOptions options;
-  options.mode = flags.mode == "all" ? CutMode::kAll : flags.mode == "search" ? CutMode::kSearch : CutMode::kDefault;
+  options.mode = flags.mode == "all"      ? CutMode::kAll
+                 : flags.mode == "search" ? CutMode::kSearch
+                                          : CutMode::kDefault;
   options.hmm = !flags.no_hmm;
   const bool reject = flags.invalid_utf8 == "reject";
   Output out;
@@ -61,11 +63,14 @@ int RunSegment(const SegmentFlags& flags) {
 
 void AddSegmentCommand(CLI::App* app, int* exit_code) {
   auto flags = std::make_shared<SegmentFlags>();
-  CLI::App* command = app->add_subcommand("segment", "Cut Chinese text into words exactly as jieba does");
+  CLI::App* command =
+      app->add_subcommand("segment", "Cut Chinese text into words exactly as jieba does");
   command->footer(
-      "Output: one line per document, the words joined by the delimiter, or a JSON array with --json.\n"
-      "Same words as Python's jieba.lcut(text) (--mode all: cut_all=True; search: lcut_for_search).\n"
-      + std::string(kDictionaryCacheHelp) +
+      "Output: one line per document, the words joined by the delimiter, or a JSON array with "
+      "--json.\n"
+      "Same words as Python's jieba.lcut(text) (--mode all: cut_all=True; search: "
+      "lcut_for_search).\n" +
+      std::string(kDictionaryCacheHelp) +
       "Example:\n"
       "  echo '我来到北京清华大学' | neardup segment\n"
       "  neardup segment --jsonl --json --user-dict mywords.txt pages.jsonl");
@@ -79,8 +84,9 @@ void AddSegmentCommand(CLI::App* app, int* exit_code) {
   command->add_option("-d,--delimiter", flags->delimiter, "Between words in plain output")
       ->capture_default_str();
   AddInvalidUtf8Flag(command, &flags->invalid_utf8);
-  command->add_option("--max-doc-bytes", flags->max_document_bytes,
-                      "Longest document accepted, e.g. 100M (0: no limit)")
+  command
+      ->add_option("--max-doc-bytes", flags->max_document_bytes,
+                   "Longest document accepted, e.g. 100M (0: no limit)")
       ->transform(SizeValidator());
   command->callback([flags, exit_code] { *exit_code = RunSegment(*flags); });
 }

@@ -25,7 +25,8 @@ MethodOptions WithFlags(MethodOptions base, const StoreFlags& flags, DedupMethod
 
 // Opens the store in `dir`: an existing one with its own settings (flags that differ from them are
 // refused, naming the difference), else (with `create`) a new one with the flags' settings.
-Result<std::unique_ptr<Store>> OpenStore(const std::string& dir, const StoreFlags& flags, bool create) {
+Result<std::unique_ptr<Store>> OpenStore(const std::string& dir, const StoreFlags& flags,
+                                         bool create) {
   auto fsync = ParseFsyncMode(flags.fsync);
   if (!fsync.ok()) return UsageError(fsync.status().message());
   std::optional<DedupMethod> method;
@@ -50,11 +51,13 @@ Result<std::unique_ptr<Store>> OpenStore(const std::string& dir, const StoreFlag
   // A method of its own is the one difference worth naming (its features differ too).
   const std::string difference =
       method && *method != stored.method
-          ? "method " + flags.method + " given, " + std::string(DedupMethodName(stored.method)) + " in the store"
-          : DescribeSettingsDifference(SettingsLine(*wanted), (*store)->signer().settings(), "given", "in the store");
+          ? "method " + flags.method + " given, " + std::string(DedupMethodName(stored.method)) +
+                " in the store"
+          : DescribeSettingsDifference(SettingsLine(*wanted), (*store)->signer().settings(),
+                                       "given", "in the store");
   if (!difference.empty()) {
-    return Status::FailedPrecondition(dir + ": settings differ (they are chosen when a store is created): " +
-                                      difference);
+    return Status::FailedPrecondition(
+        dir + ": settings differ (they are chosen when a store is created): " + difference);
   }
   return store;
 }
@@ -77,7 +80,8 @@ void AppendMatches(const std::vector<OnlineMatch>& matches, std::string* out) {
 Result<StoreFlags> WithInputFormat(StoreFlags flags) {
   if (flags.input.jsonl || flags.input.files.empty()) return flags;
   auto looks_like_jsonl = [](std::string name) {
-    std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    std::transform(name.begin(), name.end(), name.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
     for (const char* suffix : {".gz", ".zst"}) {
       if (name.ends_with(suffix)) name.resize(name.size() - std::strlen(suffix));
     }
@@ -88,7 +92,9 @@ Result<StoreFlags> WithInputFormat(StoreFlags flags) {
   if (jsonl == flags.input.files.size()) {
     flags.input.jsonl = true;
   } else if (jsonl != 0) {
-    return UsageError("some inputs are named .jsonl or .ndjson and some are not: give --jsonl, or one kind per run");
+    return UsageError(
+        "some inputs are named .jsonl or .ndjson and some are not: give --jsonl, or one kind per "
+        "run");
   }
   return flags;
 }
@@ -101,7 +107,8 @@ int RunAdd(const std::string& dir, const StoreFlags& flags) {
   auto store = OpenStore(dir, flags, /*create=*/true);
   if (!store.ok()) return ReportError("index add", store.status());
   const InsertPolicy policy = flags.always ? InsertPolicy::kAlways : InsertPolicy::kIfNew;
-  const size_t batch_size = (*store)->Stats().fsync == FsyncMode::kBatch ? static_cast<size_t>(flags.batch) : 1;
+  const size_t batch_size =
+      (*store)->Stats().fsync == FsyncMode::kBatch ? static_cast<size_t>(flags.batch) : 1;
   DocumentSigner::Session session((*store)->signer());
   Output output;
   std::vector<SignedDocument> pending;
@@ -121,8 +128,9 @@ int RunAdd(const std::string& dir, const StoreFlags& flags) {
       if (!result.status.ok()) {
         ++refused;
         out.append(",\"error\":");
-        AppendJsonString(result.status.code() == Status::Code::kFailedPrecondition ? "id already stored"
-                                                                                  : result.status.message(),
+        AppendJsonString(result.status.code() == Status::Code::kFailedPrecondition
+                             ? "id already stored"
+                             : result.status.message(),
                          &out);
       }
       out.append("}\n");
@@ -130,20 +138,22 @@ int RunAdd(const std::string& dir, const StoreFlags& flags) {
     pending.clear();
     return output.Flush();  // a printed line is an acknowledged write: show it at once
   };
-  Status status = ForEachWholeDocument(flags.input, 0, [&](std::string_view id, std::string_view text) -> Status {
-    SignedDocument document{DocumentId(flags, id), Signature()};
-    NEARDUP_RETURN_IF_ERROR(session.Sign(text, &document.signature));
-    pending.push_back(std::move(document));
-    return pending.size() >= batch_size ? write() : Status::OK();
-  });
+  Status status = ForEachWholeDocument(
+      flags.input, 0, [&](std::string_view id, std::string_view text) -> Status {
+        SignedDocument document{DocumentId(flags, id), Signature()};
+        NEARDUP_RETURN_IF_ERROR(session.Sign(text, &document.signature));
+        pending.push_back(std::move(document));
+        return pending.size() >= batch_size ? write() : Status::OK();
+      });
   // The documents before a bad line are written; the bad line is not.
   const Status written = write();
   if (status.ok()) status = written;
   const int code = FinishCommand("index add", &output, status);
   if (code != kExitSuccess) return code;
   if (refused != 0) {
-    return ReportError("index add", Status::FailedPrecondition("documents not stored: " + std::to_string(refused) +
-                                                               " (see the \"error\" of their lines)"));
+    return ReportError(
+        "index add", Status::FailedPrecondition("documents not stored: " + std::to_string(refused) +
+                                                " (see the \"error\" of their lines)"));
   }
   return kExitSuccess;
 }
@@ -151,7 +161,8 @@ int RunAdd(const std::string& dir, const StoreFlags& flags) {
 // Calls on_id for the id of every line: the line itself, or with --jsonl its id field. Empty lines
 // are skipped.
 Status ForEachId(const InputFlags& flags, const std::function<Status(std::string_view)>& on_id) {
-  const std::vector<std::string> files = flags.files.empty() ? std::vector<std::string>{"-"} : flags.files;
+  const std::vector<std::string> files =
+      flags.files.empty() ? std::vector<std::string>{"-"} : flags.files;
   JsonlParser parser(flags.id_field, "");
   JsonlParser::Fields fields;
   std::string line;
@@ -168,7 +179,8 @@ Status ForEachId(const InputFlags& flags, const std::function<Status(std::string
       Status status;
       if (flags.jsonl) {
         status = parser.Parse(text, &fields);
-        if (status.ok() && !fields.has_id) status = Status::InvalidArgument("no id field '" + flags.id_field + "'");
+        if (status.ok() && !fields.has_id)
+          status = Status::InvalidArgument("no id field '" + flags.id_field + "'");
         if (status.ok()) status = on_id(fields.id);
       } else {
         status = on_id(text);
@@ -197,25 +209,33 @@ int RunRemove(const std::string& dir, const StoreFlags& flags) {
 
 void AddStoreInputFlags(CLI::App* command, StoreFlags* flags) {
   command->add_flag("--jsonl", flags->input.jsonl, "Input is JSON Lines (one object per line)");
-  command->add_option("--id-field", flags->input.id_field, "JSONL field holding the id (dotted path)")
+  command
+      ->add_option("--id-field", flags->input.id_field, "JSONL field holding the id (dotted path)")
       ->capture_default_str();
-  command->add_option("--text-field", flags->input.text_field, "JSONL field holding the text (dotted path)")
+  command
+      ->add_option("--text-field", flags->input.text_field,
+                   "JSONL field holding the text (dotted path)")
       ->capture_default_str();
-  command->add_option("--id-prefix", flags->id_prefix,
-                      "Plain text: ids are this prefix and the line number (path:line with several files)");
+  command->add_option(
+      "--id-prefix", flags->id_prefix,
+      "Plain text: ids are this prefix and the line number (path:line with several files)");
 }
 
 void AddSettingsFlags(CLI::App* command, StoreFlags* flags) {
-  command->add_option("--method", flags->method,
-                      "accurate (Jaccard sketch) or simhash (Hamming distance); a new store's, default accurate")
+  command
+      ->add_option("--method", flags->method,
+                   "accurate (Jaccard sketch) or simhash (Hamming distance); a new store's, "
+                   "default accurate")
       ->check(CLI::IsMember({"accurate", "simhash"}));
-  command->add_option("--threshold", flags->threshold,
-                      "accurate: least estimated Jaccard similarity of a match, default 0.8")
+  command
+      ->add_option("--threshold", flags->threshold,
+                   "accurate: least estimated Jaccard similarity of a match, default 0.8")
       ->check(CLI::Range(0.0, 1.0));
 }
 
 constexpr const char* kSettingsHelp =
-    "Settings (--method, --threshold, -k) are chosen when a store is created and kept in it; given\n"
+    "Settings (--method, --threshold, -k) are chosen when a store is created and kept in it; "
+    "given\n"
     "for an existing store, they must be its own (else an error names the difference).\n";
 
 }  // namespace
@@ -239,18 +259,19 @@ int RunStoreQuery(const std::string& dir, const StoreFlags& given) {
   DocumentSigner::Session session((*store)->signer());
   Signature signature;
   Output output;
-  Status status = ForEachWholeDocument(flags.input, 0, [&](std::string_view id, std::string_view text) -> Status {
-    NEARDUP_RETURN_IF_ERROR(session.Sign(text, &signature));
-    auto matches = (*store)->QuerySigned(signature);
-    if (!matches.ok()) return matches.status();
-    std::string& out = output.buffer();
-    out.append("{\"id\":");
-    AppendJsonString(DocumentId(flags, id), &out);
-    out.push_back(',');
-    AppendMatches(*matches, &out);
-    out.append("}\n");
-    return output.MaybeFlush();
-  });
+  Status status = ForEachWholeDocument(flags.input, 0,
+                                       [&](std::string_view id, std::string_view text) -> Status {
+                                         NEARDUP_RETURN_IF_ERROR(session.Sign(text, &signature));
+                                         auto matches = (*store)->QuerySigned(signature);
+                                         if (!matches.ok()) return matches.status();
+                                         std::string& out = output.buffer();
+                                         out.append("{\"id\":");
+                                         AppendJsonString(DocumentId(flags, id), &out);
+                                         out.push_back(',');
+                                         AppendMatches(*matches, &out);
+                                         out.append("}\n");
+                                         return output.MaybeFlush();
+                                       });
   return FinishCommand("index query", &output, status);
 }
 
@@ -265,8 +286,10 @@ int RunStoreInfo(const std::string& dir) {
       "memory: %llu bytes\ndisk: %llu bytes\n",
       dir.c_str(), stats.format_version, stats.index.settings.c_str(),
       static_cast<unsigned long long>(stats.index.documents),
-      static_cast<unsigned long long>(stats.index.empty_documents), static_cast<unsigned long long>(stats.next_row),
-      static_cast<unsigned long long>(stats.index.memory_bytes), static_cast<unsigned long long>(stats.disk_bytes));
+      static_cast<unsigned long long>(stats.index.empty_documents),
+      static_cast<unsigned long long>(stats.next_row),
+      static_cast<unsigned long long>(stats.index.memory_bytes),
+      static_cast<unsigned long long>(stats.disk_bytes));
   return FinishCommand("index info", &output);
 }
 
@@ -274,28 +297,38 @@ void AddStoreCommands(CLI::App* index, int* exit_code) {
   auto flags = std::make_shared<StoreFlags>();
   auto dir = std::make_shared<std::string>();
 
-  CLI::App* add = index->add_subcommand("add", "Add documents to a store (created when missing); JSONL out");
-  add->footer(std::string(kSettingsHelp) +
-              "Output: one JSON line per document, once its write is durable:\n"
-              "  {\"id\":..,\"inserted\":true|false,\"matches\":[{\"id\":..,\"score\":..}]}\n"
-              "score: the estimated Jaccard similarity (accurate) or the Hamming distance (simhash).\n"
-              "--if-new (default) stores a document only when it matches nothing stored; --always stores\n"
-              "every document and still reports its matches.\n"
-              "An id already stored is not an error of the input: its line says \"inserted\":false and\n"
-              "\"error\":\"id already stored\", the other documents go on, and the exit code is 1 at the end.\n"
-              "A bad input line (malformed JSON, invalid UTF-8 with --invalid-utf8 reject) stops the command\n"
-              "with file:line and exit code 1: the documents before it are stored, it and those after are not.\n"
-              "--fsync: always (a sync per document), batch (default: --batch documents per sync; lines are\n"
-              "printed after their batch is synced), never (no sync: survives a crash of the process, not of\n"
-              "the system). doc/store.md says what each guarantees.\n"
-              "Example:\n"
-              "  neardup index add posts.store posts.jsonl --jsonl --threshold 0.7\n"
-              "  echo '{\"id\":\"new\",\"text\":\"...\"}' | neardup index add posts.store --jsonl --fsync always");
+  CLI::App* add =
+      index->add_subcommand("add", "Add documents to a store (created when missing); JSONL out");
+  add->footer(
+      std::string(kSettingsHelp) +
+      "Output: one JSON line per document, once its write is durable:\n"
+      "  {\"id\":..,\"inserted\":true|false,\"matches\":[{\"id\":..,\"score\":..}]}\n"
+      "score: the estimated Jaccard similarity (accurate) or the Hamming distance (simhash).\n"
+      "--if-new (default) stores a document only when it matches nothing stored; --always stores\n"
+      "every document and still reports its matches.\n"
+      "An id already stored is not an error of the input: its line says \"inserted\":false and\n"
+      "\"error\":\"id already stored\", the other documents go on, and the exit code is 1 at the "
+      "end.\n"
+      "A bad input line (malformed JSON, invalid UTF-8 with --invalid-utf8 reject) stops the "
+      "command\n"
+      "with file:line and exit code 1: the documents before it are stored, it and those after are "
+      "not.\n"
+      "--fsync: always (a sync per document), batch (default: --batch documents per sync; lines "
+      "are\n"
+      "printed after their batch is synced), never (no sync: survives a crash of the process, not "
+      "of\n"
+      "the system). doc/store.md says what each guarantees.\n"
+      "Example:\n"
+      "  neardup index add posts.store posts.jsonl --jsonl --threshold 0.7\n"
+      "  echo '{\"id\":\"new\",\"text\":\"...\"}' | neardup index add posts.store --jsonl --fsync "
+      "always");
   add->add_option("store", *dir, "Store directory (created when missing or empty)")->required();
-  add->add_option("files", flags->input.files, "Input files, one document per line ('-' or none: stdin)");
+  add->add_option("files", flags->input.files,
+                  "Input files, one document per line ('-' or none: stdin)");
   AddStoreInputFlags(add, flags.get());
   AddSettingsFlags(add, flags.get());
-  add->add_option("-k", flags->k, "simhash: matches differ in at most k bits, default 3")->check(CLI::Range(0, 7));
+  add->add_option("-k", flags->k, "simhash: matches differ in at most k bits, default 3")
+      ->check(CLI::Range(0, 7));
   add->add_option("--fsync", flags->fsync, "always, batch or never")
       ->check(CLI::IsMember({"always", "batch", "never"}))
       ->capture_default_str();
@@ -303,14 +336,17 @@ void AddStoreCommands(CLI::App* index, int* exit_code) {
       ->check(CLI::Range(1, 1 << 20))
       ->capture_default_str();
   auto always = add->add_flag("--always", flags->always, "Store every document, matched or not");
-  add->add_flag("--if-new", flags->if_new, "Store a document only when it matches nothing stored (default)")
+  add->add_flag("--if-new", flags->if_new,
+                "Store a document only when it matches nothing stored (default)")
       ->excludes(always);
   add->callback([flags, dir, exit_code] {
     auto resolved = WithInputFormat(*flags);
-    *exit_code = resolved.ok() ? RunAdd(*dir, *resolved) : ReportError("index add", resolved.status());
+    *exit_code =
+        resolved.ok() ? RunAdd(*dir, *resolved) : ReportError("index add", resolved.status());
   });
 
-  CLI::App* remove = index->add_subcommand("remove", "Remove documents from a store by id; JSONL out");
+  CLI::App* remove =
+      index->add_subcommand("remove", "Remove documents from a store by id; JSONL out");
   remove->footer(
       "Input: one id per line (empty lines skipped), or with --jsonl objects with an id field.\n"
       "Output: {\"id\":..,\"removed\":true|false} per id (false: no such document).\n"
@@ -318,13 +354,15 @@ void AddStoreCommands(CLI::App* index, int* exit_code) {
   remove->add_option("store", *dir, "Store directory")->required();
   remove->add_option("files", flags->input.files, "Inputs of ids ('-' or none: stdin)");
   remove->add_flag("--jsonl", flags->input.jsonl, "Input is JSON Lines");
-  remove->add_option("--id-field", flags->input.id_field, "JSONL field holding the id")->capture_default_str();
+  remove->add_option("--id-field", flags->input.id_field, "JSONL field holding the id")
+      ->capture_default_str();
   remove->add_option("--fsync", flags->fsync, "always, batch or never")
       ->check(CLI::IsMember({"always", "batch", "never"}))
       ->capture_default_str();
   remove->callback([flags, dir, exit_code] {
     auto resolved = WithInputFormat(*flags);
-    *exit_code = resolved.ok() ? RunRemove(*dir, *resolved) : ReportError("index remove", resolved.status());
+    *exit_code =
+        resolved.ok() ? RunRemove(*dir, *resolved) : ReportError("index remove", resolved.status());
   });
 }
 

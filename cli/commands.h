@@ -1,5 +1,5 @@
-// The subcommands of the neardup program. Each Add*Command registers its subcommand on the app; when
-// the subcommand runs, its exit code is stored in *exit_code.
+// The subcommands of the neardup program. Each Add*Command registers its subcommand on the app;
+// when the subcommand runs, its exit code is stored in *exit_code.
 #ifndef NEARDUP_CLI_COMMANDS_H_
 #define NEARDUP_CLI_COMMANDS_H_
 

@@ -1,8 +1,8 @@
 #include "cli/common.h"
 
 #include <charconv>
-#include <cstdarg>
 #include <csignal>
+#include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
@@ -13,29 +13,38 @@
 namespace neardup::cli {
 
 void AddInputFlags(CLI::App* command, InputFlags* flags) {
-  command->add_option("files", flags->files, "Input files, one document per line ('-' or none: stdin)");
+  command->add_option("files", flags->files,
+                      "Input files, one document per line ('-' or none: stdin)");
   command->add_flag("--jsonl", flags->jsonl, "Input is JSON Lines (one object per line)");
   command->add_option("--id-field", flags->id_field, "JSONL field holding the id (dotted path)")
       ->capture_default_str();
-  command->add_option("--text-field", flags->text_field, "JSONL field holding the text (dotted path)")
+  command
+      ->add_option("--text-field", flags->text_field, "JSONL field holding the text (dotted path)")
       ->capture_default_str();
-  command->add_option("--max-line-bytes", flags->max_line_bytes, "Longest JSONL line accepted (e.g. 64M)")
+  command
+      ->add_option("--max-line-bytes", flags->max_line_bytes,
+                   "Longest JSONL line accepted (e.g. 64M)")
       ->transform(SizeValidator())
       ->capture_default_str();
 }
 
 void AddFingerprintFlags(CLI::App* command, FingerprintFlags* flags) {
-  command->add_option("-m,--mode", flags->mode,
-                      "Features: shingles, terms (TF-IDF for Chinese) or keywords (top-N TF-IDF words)")
+  command
+      ->add_option(
+          "-m,--mode", flags->mode,
+          "Features: shingles, terms (TF-IDF for Chinese) or keywords (top-N TF-IDF words)")
       ->check(CLI::IsMember({"shingles", "terms", "keywords"}))
       ->capture_default_str();
-  command->add_option("--lang", flags->lang,
-                      "Chinese word segmentation: auto (dictionary loaded on the first Chinese text), zh "
-                      "(loaded at start) or en (each Han character a word, no dictionary)")
+  command
+      ->add_option(
+          "--lang", flags->lang,
+          "Chinese word segmentation: auto (dictionary loaded on the first Chinese text), zh "
+          "(loaded at start) or en (each Han character a word, no dictionary)")
       ->check(CLI::IsMember({"auto", "zh", "en"}))
       ->capture_default_str();
-  command->add_option("--keywords", flags->keyword_count,
-                      "Keywords per document in keywords mode (0: max(5, min(200, bytes / 120)))")
+  command
+      ->add_option("--keywords", flags->keyword_count,
+                   "Keywords per document in keywords mode (0: max(5, min(200, bytes / 120)))")
       ->check(CLI::Range(0, 100000))
       ->capture_default_str();
   command->add_option("--shingle-unit", flags->shingle_unit, "Shingles of words or characters")
@@ -44,29 +53,39 @@ void AddFingerprintFlags(CLI::App* command, FingerprintFlags* flags) {
   command->add_option("-n,--shingle-size", flags->shingle_size, "Units per shingle")
       ->check(CLI::Range(1, 64))
       ->capture_default_str();
-  command->add_option("--weighting", flags->weighting,
-                      "Each feature occurrence counts (occurrences) or each distinct feature once (distinct)")
+  command
+      ->add_option(
+          "--weighting", flags->weighting,
+          "Each feature occurrence counts (occurrences) or each distinct feature once (distinct)")
       ->check(CLI::IsMember({"occurrences", "distinct"}))
       ->capture_default_str();
-  command->add_option("--fold", flags->fold, "Character folding after normalisation: none, or t2s (Traditional to Simplified)")
+  command
+      ->add_option(
+          "--fold", flags->fold,
+          "Character folding after normalisation: none, or t2s (Traditional to Simplified)")
       ->check(CLI::IsMember({"none", "t2s"}))
       ->capture_default_str();
-  command->add_option("--fold-table", flags->fold_table, "The t2s table: OpenCC .ocd2 or text 'from<TAB>to' lines")
+  command
+      ->add_option("--fold-table", flags->fold_table,
+                   "The t2s table: OpenCC .ocd2 or text 'from<TAB>to' lines")
       ->capture_default_str();
   command->add_flag("--no-normalize", flags->no_normalize, "Skip NFKC and case folding");
-  command->add_option("--invalid-utf8", flags->invalid_utf8,
-                      "Invalid UTF-8: replace (with U+FFFD) or reject (error with byte offset)")
+  command
+      ->add_option("--invalid-utf8", flags->invalid_utf8,
+                   "Invalid UTF-8: replace (with U+FFFD) or reject (error with byte offset)")
       ->check(CLI::IsMember({"replace", "reject"}))
       ->capture_default_str();
-  command->add_option("--max-doc-bytes", flags->max_document_bytes,
-                      "Longest document accepted, e.g. 100M (0: no limit; plain text streams)")
+  command
+      ->add_option("--max-doc-bytes", flags->max_document_bytes,
+                   "Longest document accepted, e.g. 100M (0: no limit; plain text streams)")
       ->transform(SizeValidator());
   AddDictionaryFlags(command, &flags->dictionary);
   AddWeightFlags(command, &flags->weights);
 }
 
 void AddDictionaryFlags(CLI::App* command, DictionaryFlags* flags) {
-  command->add_option("--dict", flags->dict_path, "jieba main dictionary (default: jieba's dict.txt)");
+  command->add_option("--dict", flags->dict_path,
+                      "jieba main dictionary (default: jieba's dict.txt)");
   command->add_option("--hmm-dir", flags->hmm_dir,
                       "Directory of jieba's HMM tables prob_*.py (default: jieba's finalseg)");
   command->add_option("--user-dict", flags->user_dict_paths,
@@ -76,7 +95,8 @@ void AddDictionaryFlags(CLI::App* command, DictionaryFlags* flags) {
 }
 
 Result<std::shared_ptr<const Dictionary>> LoadDictionary(const DictionaryFlags& flags) {
-  if (flags.dict_path.empty() && flags.hmm_dir.empty() && flags.user_dict_paths.empty() && !flags.no_cache) {
+  if (flags.dict_path.empty() && flags.hmm_dir.empty() && flags.user_dict_paths.empty() &&
+      !flags.no_cache) {
     return Dictionary::Default();
   }
   DictionaryOptions options;
@@ -88,8 +108,9 @@ Result<std::shared_ptr<const Dictionary>> LoadDictionary(const DictionaryFlags& 
 }
 
 void AddWeightFlags(CLI::App* command, WeightFlags* flags) {
-  command->add_option("--idf", flags->idf_path,
-                      "IDF table, 'word idf' per line (default: jieba's idf.txt; see 'neardup idf build')");
+  command->add_option(
+      "--idf", flags->idf_path,
+      "IDF table, 'word idf' per line (default: jieba's idf.txt; see 'neardup idf build')");
   command->add_option("--stop-words", flags->stop_words_path,
                       "Stop words, one per line, added to jieba's English list");
 }
@@ -117,8 +138,9 @@ void AppendDouble(double value, std::string* out) {
 }
 
 void AddInvalidUtf8Flag(CLI::App* command, std::string* value) {
-  command->add_option("--invalid-utf8", *value,
-                      "Invalid UTF-8: replace (with U+FFFD) or reject (error with byte offset)")
+  command
+      ->add_option("--invalid-utf8", *value,
+                   "Invalid UTF-8: replace (with U+FFFD) or reject (error with byte offset)")
       ->check(CLI::IsMember({"replace", "reject"}))
       ->capture_default_str();
 }
@@ -141,7 +163,8 @@ Result<FingerprintOptions> ToOptions(const FingerprintFlags& flags) {
   options.fold_traditional = flags.fold == "t2s";
   options.folding_table = flags.fold_table;
   options.normalize = !flags.no_normalize;
-  options.invalid_utf8 = flags.invalid_utf8 == "reject" ? InvalidUtf8::kReject : InvalidUtf8::kReplace;
+  options.invalid_utf8 =
+      flags.invalid_utf8 == "reject" ? InvalidUtf8::kReject : InvalidUtf8::kReplace;
   options.max_document_bytes = flags.max_document_bytes;
   options.keyword_count = flags.keyword_count;
   const DictionaryFlags& d = flags.dictionary;
@@ -241,8 +264,9 @@ Status ForEachDocument(const InputFlags& flags, DocumentSink* sink) {
   return Status::OK();
 }
 
-Status ForEachWholeDocument(const InputFlags& flags, uint64_t max_bytes,
-                            const std::function<Status(std::string_view, std::string_view)>& on_document) {
+Status ForEachWholeDocument(
+    const InputFlags& flags, uint64_t max_bytes,
+    const std::function<Status(std::string_view, std::string_view)>& on_document) {
   WholeDocumentSink sink(max_bytes, on_document);
   return ForEachDocument(flags, &sink);
 }
@@ -301,19 +325,26 @@ CLI::Validator SizeValidator() {
       [](std::string& input) -> std::string {
         if (input.empty()) return "empty size";
         size_t digits = 0;
-        while (digits < input.size() && std::isdigit(static_cast<unsigned char>(input[digits]))) ++digits;
+        while (digits < input.size() && std::isdigit(static_cast<unsigned char>(input[digits])))
+          ++digits;
         if (digits == 0) return "size must start with digits: " + input;
         if (digits > 19) return "size too large: " + input;
         std::string unit = input.substr(digits);
         if (!unit.empty() && (unit.back() == 'B' || unit.back() == 'b')) unit.pop_back();
         if (unit.size() == 2 && (unit[1] == 'i' || unit[1] == 'I')) unit.pop_back();
         int shift = 0;
-        if (unit.empty()) shift = 0;
-        else if (unit == "k" || unit == "K") shift = 10;
-        else if (unit == "m" || unit == "M") shift = 20;
-        else if (unit == "g" || unit == "G") shift = 30;
-        else if (unit == "t" || unit == "T") shift = 40;
-        else return "unknown size unit in " + input + " (use K, M, G or T)";
+        if (unit.empty())
+          shift = 0;
+        else if (unit == "k" || unit == "K")
+          shift = 10;
+        else if (unit == "m" || unit == "M")
+          shift = 20;
+        else if (unit == "g" || unit == "G")
+          shift = 30;
+        else if (unit == "t" || unit == "T")
+          shift = 40;
+        else
+          return "unknown size unit in " + input + " (use K, M, G or T)";
         unsigned long long value = std::stoull(input.substr(0, digits));
         if (shift > 0 && value > (~0ULL >> shift)) return "size too large: " + input;
         input = std::to_string(value << shift);

@@ -1,9 +1,9 @@
-// Pieces every neardup subcommand shares: input flags, the document loop, output escaping, exit codes.
+// Pieces every neardup subcommand shares: input flags, the document loop, output escaping, exit
+// codes.
 #ifndef NEARDUP_CLI_COMMON_H_
 #define NEARDUP_CLI_COMMON_H_
 
 #include <CLI/CLI.hpp>
-
 #include <cstdint>
 #include <cstdio>
 #include <functional>
@@ -11,10 +11,10 @@
 #include <string_view>
 #include <vector>
 
-#include "neardup/keywords.h"
-#include "neardup/segment.h"
 #include "neardup/format.h"
+#include "neardup/keywords.h"
 #include "neardup/output.h"
+#include "neardup/segment.h"
 #include "neardup/simhash.h"
 #include "neardup/status.h"
 
@@ -52,7 +52,8 @@ inline constexpr const char* kDictionaryCacheHelp =
 void AddDictionaryFlags(CLI::App* command, DictionaryFlags* flags);
 Result<std::shared_ptr<const Dictionary>> LoadDictionary(const DictionaryFlags& flags);
 
-// TF-IDF weighting: --idf FILE (default: jieba's idf.txt), --stop-words FILE (added to jieba's list).
+// TF-IDF weighting: --idf FILE (default: jieba's idf.txt), --stop-words FILE (added to jieba's
+// list).
 struct WeightFlags {
   std::string idf_path;
   std::string stop_words_path;
@@ -70,7 +71,8 @@ void AppendDouble(double value, std::string* out);
 // Invalid UTF-8 in text: --invalid-utf8 replace|reject.
 void AddInvalidUtf8Flag(CLI::App* command, std::string* value);
 
-// Fingerprint options as flags: --mode, --lang, --shingle-unit, --shingle-size, --keywords, --weighting,
+// Fingerprint options as flags: --mode, --lang, --shingle-unit, --shingle-size, --keywords,
+// --weighting,
 // --fold, --fold-table, --no-normalize, --invalid-utf8, --max-doc-bytes, and the dictionary and
 // weight flags above.
 struct FingerprintFlags {
@@ -93,8 +95,8 @@ void AddFingerprintFlags(CLI::App* command, FingerprintFlags* flags);
 // Loads the dictionaries named by flags (none named: jieba's, loaded when first needed).
 Result<FingerprintOptions> ToOptions(const FingerprintFlags& flags);
 
-// Receives documents: Begin, then the text in pieces (plain text lines stream, so a line need not fit
-// in memory), then End.
+// Receives documents: Begin, then the text in pieces (plain text lines stream, so a line need not
+// fit in memory), then End.
 class DocumentSink {
  public:
   virtual ~DocumentSink() = default;
@@ -107,8 +109,9 @@ class DocumentSink {
 Status ForEachDocument(const InputFlags& flags, DocumentSink* sink);
 
 // Calls on_document(id, whole text) for every document; documents over max_bytes are an error.
-Status ForEachWholeDocument(const InputFlags& flags, uint64_t max_bytes,
-                            const std::function<Status(std::string_view, std::string_view)>& on_document);
+Status ForEachWholeDocument(
+    const InputFlags& flags, uint64_t max_bytes,
+    const std::function<Status(std::string_view, std::string_view)>& on_document);
 
 // Standard output through the output layer (neardup/output.h): buffered, every write checked. A
 // command appends to buffer(), calls MaybeFlush() after each record (stopping at its error: a full
@@ -129,8 +132,9 @@ class Output {
   Status open_status_;
 };
 
-// The exit code of a command that wrote to `out` and whose work ended with `work`: what was written is
-// flushed; an error of standard output comes first (the work stopped because of it), then the work's.
+// The exit code of a command that wrote to `out` and whose work ended with `work`: what was written
+// is flushed; an error of standard output comes first (the work stopped because of it), then the
+// work's.
 int FinishCommand(std::string_view command, Output* out, const Status& work = Status::OK());
 
 // printf-style formatting into a string.
@@ -141,8 +145,8 @@ std::string Format(const char* format, ...) __attribute__((format(printf, 1, 2))
 // gives such a status exit code 2 (kExitUsage); that prefix is what marks it.
 Status UsageError(std::string_view message);
 
-// Ends the process the way Unix tools end when their reader has gone: temporary outputs removed, then
-// SIGPIPE, without a message.
+// Ends the process the way Unix tools end when their reader has gone: temporary outputs removed,
+// then SIGPIPE, without a message.
 [[noreturn]] void EndOnClosedPipe();
 
 // Prints "neardup <command>: <message>" on stderr and returns the exit code for the status: 2

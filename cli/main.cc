@@ -1,8 +1,7 @@
 // neardup: find near-duplicate texts. Dispatches to one small file per subcommand.
-#include <CLI/CLI.hpp>
-
 #include <unistd.h>
 
+#include <CLI/CLI.hpp>
 #include <cerrno>
 #include <csignal>
 #include <cstdio>
@@ -18,8 +17,9 @@ int Run(int argc, char** argv);
 
 namespace {
 
-// SIGINT, SIGTERM, SIGHUP: the temporary files of unfinished outputs are removed and the process ends
-// by the same signal (the shell then reports 130, 143, 129). `dedup` handles them itself while it runs.
+// SIGINT, SIGTERM, SIGHUP: the temporary files of unfinished outputs are removed and the process
+// ends by the same signal (the shell then reports 130, 143, 129). `dedup` handles them itself while
+// it runs.
 void OnTerminatingSignal(int signal) {
   neardup::RemoveTemporaryOutputs();
   std::signal(signal, SIG_DFL);
@@ -27,7 +27,8 @@ void OnTerminatingSignal(int signal) {
 }
 
 void InstallSignalHandlers() {
-  // A closed pipe is seen as EPIPE by the output layer, which ends the process quietly (ReportError).
+  // A closed pipe is seen as EPIPE by the output layer, which ends the process quietly
+  // (ReportError).
   std::signal(SIGPIPE, SIG_IGN);
   // Past a file-size limit (ulimit -f) a write fails with EFBIG, reported like a full disk.
   std::signal(SIGXFSZ, SIG_IGN);
@@ -44,7 +45,8 @@ int CloseStandardOutput(int exit_code) {
   const int error = errno;
   if (!failed) return exit_code;
   if (error == EPIPE) neardup::cli::EndOnClosedPipe();
-  std::fprintf(stderr, "neardup: standard output: write failed: %s\n", std::strerror(error != 0 ? error : EIO));
+  std::fprintf(stderr, "neardup: standard output: write failed: %s\n",
+               std::strerror(error != 0 ? error : EIO));
   return exit_code == neardup::cli::kExitSuccess ? neardup::cli::kExitBadInput : exit_code;
 }
 
@@ -56,13 +58,14 @@ int main(int argc, char** argv) {
 }
 
 int Run(int argc, char** argv) {
-  CLI::App app{"neardup: find near-duplicate texts with 64-bit SimHash fingerprints.\n"
-               "Run 'neardup COMMAND --help' for the options and an example of each command."};
+  CLI::App app{
+      "neardup: find near-duplicate texts with 64-bit SimHash fingerprints.\n"
+      "Run 'neardup COMMAND --help' for the options and an example of each command."};
   app.name("neardup");
   app.require_subcommand(1);
   app.fallthrough(false);
   int exit_code = neardup::cli::kExitSuccess;
-neardup::cli::AddHashCommand(&app, &exit_code);
+  neardup::cli::AddHashCommand(&app, &exit_code);
   neardup::cli::AddCompareCommand(&app, &exit_code);
   neardup::cli::AddDedupCommand(&app, &exit_code);
   neardup::cli::AddSegmentCommand(&app, &exit_code);
@@ -81,7 +84,8 @@ neardup::cli::AddHashCommand(&app, &exit_code);
     app.exit(e);
     return e.get_exit_code() == 0 ? neardup::cli::kExitSuccess : neardup::cli::kExitUsage;
   } catch (const std::bad_alloc&) {
-    std::fprintf(stderr, "neardup: out of memory (lower the input size limits, e.g. --max-doc-bytes)\n");
+    std::fprintf(stderr,
+                 "neardup: out of memory (lower the input size limits, e.g. --max-doc-bytes)\n");
     return neardup::cli::kExitBadInput;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "neardup: %s\n", e.what());

@@ -5,7 +5,6 @@
 #define NEARDUP_CLI_STORE_COMMANDS_H_
 
 #include <CLI/CLI.hpp>
-
 #include <optional>
 #include <string>
 
@@ -15,14 +14,14 @@ namespace neardup::cli {
 
 struct StoreFlags {
   InputFlags input;
-  std::string id_prefix;         // plain text: ids are the prefix and the line number
-  std::string method;            // empty: not given
+  std::string id_prefix;  // plain text: ids are the prefix and the line number
+  std::string method;     // empty: not given
   std::optional<double> threshold;
   std::optional<int> k;
   std::string fsync = "batch";
-  bool always = false;           // --always: InsertPolicy::kAlways
-  bool if_new = false;           // --if-new: InsertPolicy::kIfNew (the default)
-  int batch = 256;               // documents per synced write with --fsync batch
+  bool always = false;  // --always: InsertPolicy::kAlways
+  bool if_new = false;  // --if-new: InsertPolicy::kIfNew (the default)
+  int batch = 256;      // documents per synced write with --fsync batch
 };
 
 // Registers `index add` and `index remove`.

@@ -20,6 +20,7 @@ packages=(
   python3-jieba         # jieba's dictionaries (dict.txt, idf.txt, HMM tables) and the oracle of the segmenter tests
   libreoffice-help-zh-cn  # real Chinese text: the corpus of the jieba oracle tests (tests/jieba) and benchmarks
   libclang-rt-14-dev    # sanitizer runtimes
+  clang-format          # make format-check: the tree stays formatted by .clang-format (CI checks it)
   librocksdb-dev        # the durable store of the online index (write-ahead log, atomic batches, recovery)
 )
 for option in "$@"; do

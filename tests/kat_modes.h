@@ -16,11 +16,21 @@ namespace neardup::testing {
 
 inline const std::vector<std::string>& KnownAnswerModes() {
   static const std::vector<std::string> modes = {
-      "terms",           "terms:raw",        "shingles:word:1", "shingles:word:2",
-      "shingles:word:3", "shingles:word:5",  "shingles:char:3", "shingles:char:5",
-      "shingles:word:3:raw", "keywords",         "keywords:k20",
+      "terms",
+      "terms:raw",
+      "shingles:word:1",
+      "shingles:word:2",
+      "shingles:word:3",
+      "shingles:word:5",
+      "shingles:char:3",
+      "shingles:char:5",
+      "shingles:word:3:raw",
+      "keywords",
+      "keywords:k20",
       // Added with the sketch: distinct weighting and Traditional-to-Simplified folding.
-      "shingles:char:5:distinct:t2s", "shingles:char:5:distinct", "shingles:word:3:distinct",
+      "shingles:char:5:distinct:t2s",
+      "shingles:char:5:distinct",
+      "shingles:word:3:distinct",
       "terms:distinct",
   };
   return modes;
@@ -31,12 +41,14 @@ inline Result<FingerprintOptions> ParseModeSpec(const std::string& spec) {
   size_t start = 0;
   while (true) {
     size_t colon = spec.find(':', start);
-    parts.push_back(spec.substr(start, colon == std::string::npos ? std::string::npos : colon - start));
+    parts.push_back(
+        spec.substr(start, colon == std::string::npos ? std::string::npos : colon - start));
     if (colon == std::string::npos) break;
     start = colon + 1;
   }
   FingerprintOptions options;
-  while (parts.size() > 1 && (parts.back() == "raw" || parts.back() == "distinct" || parts.back() == "t2s")) {
+  while (parts.size() > 1 &&
+         (parts.back() == "raw" || parts.back() == "distinct" || parts.back() == "t2s")) {
     if (parts.back() == "raw") options.normalize = false;
     if (parts.back() == "distinct") options.weighting = FeatureWeighting::kDistinct;
     if (parts.back() == "t2s") options.fold_traditional = true;
@@ -60,10 +72,11 @@ inline Result<FingerprintOptions> ParseModeSpec(const std::string& spec) {
   return options;
 }
 
-// The sketch vectors' line: "line<TAB>sketch (hex, byte 0 first)<TAB>band keys (8 hex digits each)" of
-// `text` under the default design (AccurateFingerprintOptions(), SketchOptions{}).
-inline Result<std::string> SketchVector(const Fingerprinter& fingerprinter, const Sketcher& sketcher,
-                                        int number, const std::string& text) {
+// The sketch vectors' line: "line<TAB>sketch (hex, byte 0 first)<TAB>band keys (8 hex digits each)"
+// of `text` under the default design (AccurateFingerprintOptions(), SketchOptions{}).
+inline Result<std::string> SketchVector(const Fingerprinter& fingerprinter,
+                                        const Sketcher& sketcher, int number,
+                                        const std::string& text) {
   auto builder = fingerprinter.NewBuilder();
   NEARDUP_RETURN_IF_ERROR(builder->Update(text));
   auto result = builder->Finish();

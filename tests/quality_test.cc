@@ -1,10 +1,10 @@
-// Accuracy floor: neardup's default design (the accurate method of `neardup dedup`: character 5-gram
-// sets, LSH band candidates verified by the sketch at estimated Jaccard >= 0.8; doc/candidates.md) on
-// the small labelled collections of tests/data/quality (README there: what they hold, where from,
-// under which licence).
-// The truth is exact Jaccard similarity of character 5-shingles >= 0.8 (bench/quality/jaccard_join),
-// independent of neardup. A change that lowers F1 below the floor fails here; the floors sit a little
-// under the F1 measured when they were set (bench/quality/README.md), so raise them with every gain.
+// Accuracy floor: neardup's default design (the accurate method of `neardup dedup`: character
+// 5-gram sets, LSH band candidates verified by the sketch at estimated Jaccard >= 0.8;
+// doc/candidates.md) on the small labelled collections of tests/data/quality (README there: what
+// they hold, where from, under which licence). The truth is exact Jaccard similarity of character
+// 5-shingles >= 0.8 (bench/quality/jaccard_join), independent of neardup. A change that lowers F1
+// below the floor fails here; the floors sit a little under the F1 measured when they were set
+// (bench/quality/README.md), so raise them with every gain.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -15,8 +15,8 @@
 #include <vector>
 
 #include "neardup/dedup.h"
-#include "neardup/method.h"
 #include "neardup/input.h"
+#include "neardup/method.h"
 #include "neardup/simhash.h"
 #include "neardup/sketch.h"
 
@@ -74,8 +74,11 @@ Scores ScoreDefaults(const std::string& name) {
   for (size_t d = 0; d < texts.size(); ++d) {
     uint64_t simhash = 0;
     bool empty = false;
-    EXPECT_TRUE(session.Sign(texts[d], SignatureSlot{&simhash, &empty, std::span(sketches).subspan(d * bytes, bytes),
-                                                     std::span(keys).subspan(d * bands, bands)}).ok());
+    EXPECT_TRUE(session
+                    .Sign(texts[d], SignatureSlot{&simhash, &empty,
+                                                  std::span(sketches).subspan(d * bytes, bytes),
+                                                  std::span(keys).subspan(d * bands, bands)})
+                    .ok());
   }
   const double threshold = (*signer)->options().threshold;
   auto pairs = FindSimilarPairs(*(*signer)->sketcher(), keys, sketches, {threshold, 0});

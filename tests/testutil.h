@@ -16,7 +16,8 @@ namespace neardup::testing {
 inline bool Sanitized() { return std::getenv("NEARDUP_SANITIZED") != nullptr; }
 
 // A text of `words` words drawn from a fixed vocabulary of `vocabulary` lower-case words.
-inline std::vector<std::string> RandomWords(std::mt19937_64& rng, size_t words, size_t vocabulary = 5000) {
+inline std::vector<std::string> RandomWords(std::mt19937_64& rng, size_t words,
+                                            size_t vocabulary = 5000) {
   std::vector<std::string> out;
   out.reserve(words);
   for (size_t i = 0; i < words; ++i) {
@@ -44,13 +45,36 @@ inline std::string Join(const std::vector<std::string>& words, const std::string
 // Random bytes biased towards UTF-8 structure: ASCII, valid multi-byte characters (CJK, accented,
 // combining marks, full-width, emoji) and, when `invalid` is set, stray bytes.
 inline std::string RandomUtf8ish(std::mt19937_64& rng, size_t pieces, bool invalid) {
-  static const char* const kPieces[] = {
-      "a", "B", " ", "Z", "7", ",", "\n", "\t", "e\xCC\x81", "\xC3\xA9", "\xCC\x81", "\xE4\xB8\xAD",
-      "\xE6\x96\x87", "\xE3\x80\x82", "\xEF\xBC\xA1", "\xEF\xBC\x91", "\xE3\x81\x82", "\xE3\x82\xA2",
-      "\xF0\x9F\x98\x80", "\xE2\x80\x8B", "\xEF\xAC\x81", "\xC3\x9F", "\xE1\x84\x80", "\xE1\x85\xA1",
-      "\xE2\x84\xAA", "\xD0\x96", "\xD9\x85", "\xE0\xA4\x95\xE0\xA5\x8D"};
-  static const char* const kInvalid[] = {"\xFF", "\x80", "\xC0\x80", "\xED\xA0\x80", "\xE4\xB8",
-                                         "\xF4\x90\x80\x80", "\xF0\x9F\x98"};
+  static const char* const kPieces[] = {"a",
+                                        "B",
+                                        " ",
+                                        "Z",
+                                        "7",
+                                        ",",
+                                        "\n",
+                                        "\t",
+                                        "e\xCC\x81",
+                                        "\xC3\xA9",
+                                        "\xCC\x81",
+                                        "\xE4\xB8\xAD",
+                                        "\xE6\x96\x87",
+                                        "\xE3\x80\x82",
+                                        "\xEF\xBC\xA1",
+                                        "\xEF\xBC\x91",
+                                        "\xE3\x81\x82",
+                                        "\xE3\x82\xA2",
+                                        "\xF0\x9F\x98\x80",
+                                        "\xE2\x80\x8B",
+                                        "\xEF\xAC\x81",
+                                        "\xC3\x9F",
+                                        "\xE1\x84\x80",
+                                        "\xE1\x85\xA1",
+                                        "\xE2\x84\xAA",
+                                        "\xD0\x96",
+                                        "\xD9\x85",
+                                        "\xE0\xA4\x95\xE0\xA5\x8D"};
+  static const char* const kInvalid[] = {
+      "\xFF", "\x80", "\xC0\x80", "\xED\xA0\x80", "\xE4\xB8", "\xF4\x90\x80\x80", "\xF0\x9F\x98"};
   std::string out;
   for (size_t i = 0; i < pieces; ++i) {
     if (invalid && rng() % 16 == 0) {
@@ -78,7 +102,9 @@ class TempDir {
     std::ofstream(p, std::ios::binary) << contents;
     return p;
   }
-  std::string Path(const std::string& name) const { return (std::filesystem::path(path_) / name).string(); }
+  std::string Path(const std::string& name) const {
+    return (std::filesystem::path(path_) / name).string();
+  }
   const std::string& path() const { return path_; }
 
  private:

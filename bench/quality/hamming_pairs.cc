@@ -1,5 +1,5 @@
-// hamming_pairs: every pair of fingerprints within Hamming distance k, by exhaustive comparison (the
-// exact all-pairs reference the harness applies to a method that only writes fingerprints).
+// hamming_pairs: every pair of fingerprints within Hamming distance k, by exhaustive comparison
+// (the exact all-pairs reference the harness applies to a method that only writes fingerprints).
 //
 // Input: "id<TAB>fingerprint" lines (16 hex digits; `neardup hash` writes them); the id ends at the
 // first tab. Output: "id_a<TAB>id_b<TAB>distance" for every pair with distance <= k, a before b in
@@ -29,7 +29,8 @@ int main(int argc, char** argv) {
     } else if (i + 1 < argc && arg == "--histogram") {
       histogram_path = argv[i + 1];
     } else {
-      std::fprintf(stderr, "usage: hamming_pairs [-k K] [--histogram FILE] < fingerprints > pairs\n");
+      std::fprintf(stderr,
+                   "usage: hamming_pairs [-k K] [--histogram FILE] < fingerprints > pairs\n");
       return 2;
     }
   }

@@ -1,18 +1,20 @@
 // jaccard_join: every pair of documents whose character-shingle sets have Jaccard similarity at or
-// above a threshold, computed exactly (the ground truth of the quality harness, bench/quality/README.md).
+// above a threshold, computed exactly (the ground truth of the quality harness,
+// bench/quality/README.md).
 //
-// Input: one normalised document per line on stdin (bench/quality/collection.py writes them). The set
-// of a document is its distinct substrings of n code points; a non-empty line shorter than n code
-// points has one shingle, the whole line; an empty line has no shingles and pairs with nothing.
-// Output: "a<TAB>b<TAB>jaccard" for each pair a < b (0-based line numbers), sorted.
+// Input: one normalised document per line on stdin (bench/quality/collection.py writes them). The
+// set of a document is its distinct substrings of n code points; a non-empty line shorter than n
+// code points has one shingle, the whole line; an empty line has no shingles and pairs with
+// nothing. Output: "a<TAB>b<TAB>jaccard" for each pair a < b (0-based line numbers), sorted.
 //
 // Method: the prefix-filtering all-pairs join (Bayardo et al., "Scaling up all pairs similarity
 // search", WWW 2007). Shingles are mapped to exact integer ids (no hashing), ranked by increasing
 // document frequency, and each set is sorted by rank. If J(x, y) >= t then |x & y| >= t * |x| and
 // t * |y|, so the first |x| - ceil(t |x|) + 1 ranks of x share a rank with the same prefix of y.
-// Documents are visited by increasing size; each probes an inverted index of the prefixes seen so far,
-// skipping entries shorter than ceil(t |x|) (the size filter), and every candidate is verified with an
-// exact merge. The threshold is compared in integers: inter * 1000 >= round(t * 1000) * union.
+// Documents are visited by increasing size; each probes an inverted index of the prefixes seen so
+// far, skipping entries shorter than ceil(t |x|) (the size filter), and every candidate is verified
+// with an exact merge. The threshold is compared in integers: inter * 1000 >= round(t * 1000) *
+// union.
 //
 // Usage: jaccard_join [--shingle N] [--threshold T] < normalised.txt > truth.tsv
 #include <algorithm>
@@ -62,7 +64,8 @@ std::vector<uint32_t> CodePointOffsets(std::string_view line) {
   return offsets;
 }
 
-// Distinct shingle ids of every line (ids in order of first appearance), and how many ids there are.
+// Distinct shingle ids of every line (ids in order of first appearance), and how many ids there
+// are.
 std::vector<std::vector<uint32_t>> ShingleSets(const std::vector<std::string>& lines, int n,
                                                uint32_t* id_count) {
   std::unordered_map<std::string_view, uint32_t> ids;

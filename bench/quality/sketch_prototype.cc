@@ -2,18 +2,19 @@
 // quality harness (bench/quality/README.md, "Better defaults"). Not part of the library.
 //
 // Per document: optional boilerplate masking (URLs and e-mail addresses dropped, digits of numbers
-// replaced by '0'), NFKC + case folding (neardup::NormalizeText), optional Traditional-to-Simplified
-// folding (OpenCC t2s, or its character table only), tokens (neardup::Tokenize) joined by one space,
-// then features: character n-grams of that stream, or word n-grams (a CJK run gives one unit per
-// character). The 64-bit SimHash folds the distinct features with weight 1 (or every occurrence with
-// --occurrences). The sketch is a one-permutation MinHash of the same feature hashes: bins = the top
-// log2(B) bits of the hash, the minimum of a remixed hash per bin, empty bins filled by rotation
-// densification, b low bits kept per bin (B * b / 8 bytes per document).
+// replaced by '0'), NFKC + case folding (neardup::NormalizeText), optional
+// Traditional-to-Simplified folding (OpenCC t2s, or its character table only), tokens
+// (neardup::Tokenize) joined by one space, then features: character n-grams of that stream, or word
+// n-grams (a CJK run gives one unit per character). The 64-bit SimHash folds the distinct features
+// with weight 1 (or every occurrence with
+// --occurrences). The sketch is a one-permutation MinHash of the same feature hashes: bins = the
+// top log2(B) bits of the hash, the minimum of a remixed hash per bin, empty bins filled by
+// rotation densification, b low bits kept per bin (B * b / 8 bytes per document).
 //
 // Output: for every pair within SimHash distance -k: "a<TAB>b<TAB>distance<TAB>estimate", where
-// estimate is the sketch's Jaccard estimate ((matches/B - 2^-b) / (1 - 2^-b), or -1 without a sketch).
-// With --fingerprints it writes "id<TAB>simhash" instead. Timing of the per-document work goes to
-// stderr.
+// estimate is the sketch's Jaccard estimate ((matches/B - 2^-b) / (1 - 2^-b), or -1 without a
+// sketch). With --fingerprints it writes "id<TAB>simhash" instead. Timing of the per-document work
+// goes to stderr.
 //
 // Usage: sketch_prototype [--features char|word] [-n N] [--fold none|opencc|table] [--mask]
 //          [--bins B] [--bits b] [-k K] [--threshold T] [--occurrences] [--fingerprints]
@@ -24,8 +25,8 @@
 #include <algorithm>
 #include <bit>
 #include <cctype>
-#include <cmath>
 #include <chrono>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -106,9 +107,11 @@ std::string MaskBoilerplate(std::string_view text) {
   for (size_t i = 0; i < text.size();) {
     const bool url = text.compare(i, 7, "http://") == 0 || text.compare(i, 8, "https://") == 0 ||
                      text.compare(i, 4, "www.") == 0;
-    if (url || (text[i] == '@' && i > 0 && !std::isspace(static_cast<unsigned char>(text[i - 1])))) {
+    if (url ||
+        (text[i] == '@' && i > 0 && !std::isspace(static_cast<unsigned char>(text[i - 1])))) {
       if (!url) {
-        while (!out.empty() && !std::isspace(static_cast<unsigned char>(out.back()))) out.pop_back();
+        while (!out.empty() && !std::isspace(static_cast<unsigned char>(out.back())))
+          out.pop_back();
       }
       while (i < text.size() && !std::isspace(static_cast<unsigned char>(text[i]))) ++i;
       out.push_back(' ');
@@ -144,7 +147,8 @@ class Folder {
       size_t length = std::countl_one(static_cast<unsigned char>(text[i]));
       length = length == 0 ? 1 : std::min(length, text.size() - i);
       auto it = length == 3 ? table_.find(text.substr(i, 3)) : table_.end();
-      out.append(it != table_.end() ? std::string_view(it->second) : std::string_view(text).substr(i, length));
+      out.append(it != table_.end() ? std::string_view(it->second)
+                                    : std::string_view(text).substr(i, length));
       i += length;
     }
     return out;
@@ -223,8 +227,8 @@ std::vector<uint64_t> FeatureHashes(const std::string& text, const Options& o) {
     } else {
       const char* begin = units[i].data();
       const std::string_view& last = units[std::min(units.size(), i + n) - 1];
-      hashes.push_back(neardup::HashFeature(
-          std::string_view(begin, last.data() + last.size() - begin)));
+      hashes.push_back(
+          neardup::HashFeature(std::string_view(begin, last.data() + last.size() - begin)));
     }
   }
   return hashes;
@@ -298,7 +302,8 @@ int main(int argc, char** argv) {
   size_t bytes = 0;
   for (const std::string& raw : texts) {
     bytes += raw.size();
-    auto normal = neardup::NormalizeText(neardup::ReplaceInvalidUtf8(o.mask ? MaskBoilerplate(raw) : raw));
+    auto normal =
+        neardup::NormalizeText(neardup::ReplaceInvalidUtf8(o.mask ? MaskBoilerplate(raw) : raw));
     signatures.push_back(Sign(FeatureHashes(folder.Fold(normal.ok() ? *normal : ""), o), o));
   }
   const double seconds =

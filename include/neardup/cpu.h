@@ -1,6 +1,6 @@
 // Which SIMD code paths neardup uses. Hot kernels (the fingerprint fold, Hamming scans) exist in a
-// portable version and in AVX2 and AVX-512 versions chosen at run time from what the CPU supports; the
-// default build never assumes more than baseline x86-64. All paths give bit-identical results.
+// portable version and in AVX2 and AVX-512 versions chosen at run time from what the CPU supports;
+// the default build never assumes more than baseline x86-64. All paths give bit-identical results.
 #ifndef NEARDUP_CPU_H_
 #define NEARDUP_CPU_H_
 
@@ -22,8 +22,8 @@ SimdLevel DetectedSimdLevel();
 // (portable|avx2|avx512) or by SetSimdLevel(). Never above the detected level.
 SimdLevel ActiveSimdLevel();
 
-// Lowers (or restores, up to the detected level) the level in use; for tests and benchmarks. Call it
-// before starting threads that run kernels.
+// Lowers (or restores, up to the detected level) the level in use; for tests and benchmarks. Call
+// it before starting threads that run kernels.
 void SetSimdLevel(SimdLevel level);
 
 std::string_view SimdLevelName(SimdLevel level);

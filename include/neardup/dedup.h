@@ -1,29 +1,32 @@
 // The batch job: near-duplicate removal for whole corpora.
 //
 // RunDedup reads every document of the inputs (files, folders, standard input; plain text or JSONL;
-// .gz and .zst), fingerprints them on all cores, finds the near-duplicate pairs, groups the documents
-// into clusters (connected components), keeps one document per cluster and writes what was asked: the
-// kept input lines byte for byte, the duplicates, the clusters, the pairs, and a report.
+// .gz and .zst), fingerprints them on all cores, finds the near-duplicate pairs, groups the
+// documents into clusters (connected components), keeps one document per cluster and writes what
+// was asked: the kept input lines byte for byte, the duplicates, the clusters, the pairs, and a
+// report.
 //
 // Two methods find the pairs (doc/candidates.md):
 //   - kAccurate (default): every document gets a 132-byte Jaccard sketch and 20 LSH band keys
-//     (neardup/sketch.h) of its distinct character 5-grams (Traditional Chinese folded to Simplified);
-//     a pair is a near-duplicate iff the two share a band key and their sketches estimate Jaccard
-//     similarity >= threshold.
-//   - kSimhash: a pair is a near-duplicate iff the fingerprints are within k bits (the all-pairs join).
-// Memory holds per document the fingerprint, the id, (kAccurate) the sketch and band keys (220 bytes
-// with the defaults), and a few more bytes, never the texts: the kept lines are copied from the inputs
-// in a second pass (standard input is spooled to a temporary file for it). kSimhash on plain text:
-// about 29 bytes per document at the peak, everything included (10M documents: 0.29 GB).
+//     (neardup/sketch.h) of its distinct character 5-grams (Traditional Chinese folded to
+//     Simplified); a pair is a near-duplicate iff the two share a band key and their sketches
+//     estimate Jaccard similarity >= threshold.
+//   - kSimhash: a pair is a near-duplicate iff the fingerprints are within k bits (the all-pairs
+//   join).
+// Memory holds per document the fingerprint, the id, (kAccurate) the sketch and band keys (220
+// bytes with the defaults), and a few more bytes, never the texts: the kept lines are copied from
+// the inputs in a second pass (standard input is spooled to a temporary file for it). kSimhash on
+// plain text: about 29 bytes per document at the peak, everything included (10M documents: 0.29
+// GB).
 //
-// Outputs go through the output layer (neardup/output.h): before anything is read, two outputs naming
-// the same file and an output naming an input (or an --against index) are refused; regular files are
-// written to temporary files beside their destination and all of them, the saved index and its ids
-// included, are renamed together only when the whole job succeeded, so an interrupted or failed run
-// never leaves a file that looks complete. A character device or FIFO is written in place, never
-// replaced. One output may be "-", standard output: it is written as the job goes.
-// Standard input (and FIFO inputs) are copied to a folder "neardup-XXXXXX" in $TMPDIR (else /tmp) for
-// the second pass; the folder is removed when RunDedup returns, on success or error.
+// Outputs go through the output layer (neardup/output.h): before anything is read, two outputs
+// naming the same file and an output naming an input (or an --against index) are refused; regular
+// files are written to temporary files beside their destination and all of them, the saved index
+// and its ids included, are renamed together only when the whole job succeeded, so an interrupted
+// or failed run never leaves a file that looks complete. A character device or FIFO is written in
+// place, never replaced. One output may be "-", standard output: it is written as the job goes.
+// Standard input (and FIFO inputs) are copied to a folder "neardup-XXXXXX" in $TMPDIR (else /tmp)
+// for the second pass; the folder is removed when RunDedup returns, on success or error.
 //
 // Thread safety: RunDedup may run concurrently with other calls; the options' callbacks are called
 // from the thread that called RunDedup.
@@ -42,7 +45,8 @@
 namespace neardup {
 
 enum class InputFormat {
-  kAuto,   // JSONL for names ending in .jsonl or .ndjson (before any .gz / .zst), plain text otherwise
+  kAuto,   // JSONL for names ending in .jsonl or .ndjson (before any .gz / .zst), plain text
+           // otherwise
   kPlain,  // one document per line, the whole line
   kJsonl,  // one JSON object per line
 };
@@ -57,8 +61,8 @@ enum class KeepRule {
 };
 
 // What becomes of a document without features (a blank line, or text of symbols only such as
-// "□□□□□，□□□□□。"): it has no character n-grams or words to compare, so it is never a near-duplicate of
-// anything (not even of another such document).
+// "□□□□□，□□□□□。"): it has no character n-grams or words to compare, so it is never a
+// near-duplicate of anything (not even of another such document).
 enum class EmptyPolicy {
   kKeep,  // kept, never matched (default): counted in DedupReport::empty_documents
   kDrop,  // left out of the kept documents (not a duplicate either): counted likewise
@@ -72,65 +76,67 @@ enum class ErrorPolicy {
 
 // Counters handed to DedupOptions::on_progress.
 struct DedupProgress {
-  std::string stage;            // "read" (standard input), "fingerprint", "join", "write"
-  uint64_t documents = 0;       // documents done in this stage
-  uint64_t bytes = 0;           // input bytes read in this stage (the reader's position)
-  uint64_t total_bytes = 0;     // input bytes in all (0 when unknown, e.g. standard input)
-  double seconds = 0;           // since the stage started
+  std::string stage;         // "read" (standard input), "fingerprint", "join", "write"
+  uint64_t documents = 0;    // documents done in this stage
+  uint64_t bytes = 0;        // input bytes read in this stage (the reader's position)
+  uint64_t total_bytes = 0;  // input bytes in all (0 when unknown, e.g. standard input)
+  double seconds = 0;        // since the stage started
 };
 
 struct DedupOptions {
   // Files, folders (searched recursively, in name order) and "-" for standard input.
   std::vector<std::string> inputs;
-  // kAuto: .jsonl and .ndjson names (in any case) are JSONL, every other name plain text; a .json name
-  // is read as plain text with a warning in DedupReport::warnings.
+  // kAuto: .jsonl and .ndjson names (in any case) are JSONL, every other name plain text; a .json
+  // name is read as plain text with a warning in DedupReport::warnings.
   InputFormat format = InputFormat::kAuto;
-  std::string id_field = "id";     // JSONL; dotted paths reach nested objects; no field: the line id
+  std::string id_field = "id";  // JSONL; dotted paths reach nested objects; no field: the line id
   // true: a run where no JSONL document has id_field is refused (a misspelt field name); false: the
   // documents are then named by their lines.
   bool require_id_field = false;
-  // Ids read from id_field that repeat: false, counted in DedupReport::duplicate_ids with a warning;
-  // true, the run fails naming the id and both places. (Documents named by their lines never repeat.)
+  // Ids read from id_field that repeat: false, counted in DedupReport::duplicate_ids with a
+  // warning; true, the run fails naming the id and both places. (Documents named by their lines
+  // never repeat.)
   bool unique_ids = false;
   std::string text_field = "text";
   uint64_t max_line_bytes = uint64_t{64} << 20;  // longer lines are bad documents
 
   // The method and its settings (neardup/method.h): kAccurate by default, with the features of the
-  // method chosen unless `similarity.features` is set. The job signs documents with a DocumentSigner
-  // of these options. similarity.k is also the distance within which a document matches a
-  // fingerprint of a SimHash index in against_indexes.
+  // method chosen unless `similarity.features` is set. The job signs documents with a
+  // DocumentSigner of these options. similarity.k is also the distance within which a document
+  // matches a fingerprint of a SimHash index in against_indexes.
   MethodOptions similarity;
 
   KeepRule keep = KeepRule::kFirst;
-  // JSONL numeric field for KeepRule::kPriority (read only for it). A run keeping by priority where no
-  // document has the field is refused.
+  // JSONL numeric field for KeepRule::kPriority (read only for it). A run keeping by priority where
+  // no document has the field is refused.
   std::string priority_field;
   ErrorPolicy on_error = ErrorPolicy::kFail;
   EmptyPolicy empty = EmptyPolicy::kKeep;
   int threads = 0;  // 1..1024; 0: one per core
 
   // Outputs; an empty path is not written.
-  std::string kept_path;      // the kept documents' input lines, byte for byte, in input order
-  // The score column of dups and pairs: kAccurate, the estimated Jaccard similarity (4 decimals; 1 for
-  // documents with identical sketches); kSimhash, the Hamming distance.
+  std::string kept_path;  // the kept documents' input lines, byte for byte, in input order
+  // The score column of dups and pairs: kAccurate, the estimated Jaccard similarity (4 decimals; 1
+  // for documents with identical sketches); kSimhash, the Hamming distance.
   std::string dups_path;      // dup_id<TAB>kept_id<TAB>score (of the dup against the kept document)
   std::string clusters_path;  // {"representative":ID,"size":N,"members":[ID,...]} per cluster of 2+
   std::string pairs_path;     // id_a<TAB>id_b<TAB>score, every near-duplicate pair
-  // kAccurate: verify every candidate pair even without pairs_path, so that DedupReport::pairs counts
-  // all of them (slower on corpora with large clusters).
+  // kAccurate: verify every candidate pair even without pairs_path, so that DedupReport::pairs
+  // counts all of them (slower on corpora with large clusters).
   bool all_pairs = false;
-  std::string report_path;    // the DedupReport as JSON
+  std::string report_path;  // the DedupReport as JSON
 
-  // Index files of earlier corpora (neardup/index_file.h, saved by save_index): a document that is a
-  // near-duplicate of a document in one of them is a duplicate of it (DedupReport::duplicates_of_index;
-  // the dups output names the index's document, by its INDEX.ids name when there is one, else its
-  // number). An index of the accurate method is matched by the accurate rule (a shared band key and
-  // estimated Jaccard >= threshold; the score is the Jaccard); one of the SimHash method within k bits
-  // (the score is the distance); the best match is kept. Every index must have been built with the
-  // run's settings (method, features, threshold and bands, or k): otherwise the run fails with
-  // InvalidArgument naming the difference. An index that records no settings (format version 1, or
-  // `neardup index build`) is read as SimHash fingerprints, matched within k bits with a warning in
-  // DedupReport::warnings that its settings could not be checked.
+  // Index files of earlier corpora (neardup/index_file.h, saved by save_index): a document that is
+  // a near-duplicate of a document in one of them is a duplicate of it
+  // (DedupReport::duplicates_of_index; the dups output names the index's document, by its INDEX.ids
+  // name when there is one, else its number). An index of the accurate method is matched by the
+  // accurate rule (a shared band key and estimated Jaccard >= threshold; the score is the Jaccard);
+  // one of the SimHash method within k bits (the score is the distance); the best match is kept.
+  // Every index must have been built with the run's settings (method, features, threshold and
+  // bands, or k): otherwise the run fails with InvalidArgument naming the difference. An index that
+  // records no settings (format version 1, or `neardup index build`) is read as SimHash
+  // fingerprints, matched within k bits with a warning in DedupReport::warnings that its settings
+  // could not be checked.
   std::vector<std::string> against_indexes;
   // true: the run takes its method and settings from the against_indexes (which must all record the
   // same ones) instead of `similarity` (only its k, for the accurate method, and the settings that
@@ -141,8 +147,8 @@ struct DedupOptions {
   // fingerprints, with the run's settings) and INDEX.ids, for the next run's against_indexes.
   std::string save_index;
 
-  // Called ten times a second, whatever the job is doing, from a thread of the job (never two calls at
-  // once); the last call returns before RunDedup does.
+  // Called ten times a second, whatever the job is doing, from a thread of the job (never two calls
+  // at once); the last call returns before RunDedup does.
   std::function<void(const DedupProgress&)> on_progress;
 
   // When set and it becomes true, the job stops soon with Cancelled and writes nothing.
@@ -156,27 +162,28 @@ struct StageTime {
 };
 
 struct DedupReport {
-  uint64_t documents = 0;          // documents read and fingerprinted
-  uint64_t bytes = 0;              // input bytes (uncompressed text lines)
-  uint64_t skipped = 0;            // bad documents left out (ErrorPolicy::kSkip)
+  uint64_t documents = 0;                 // documents read and fingerprinted
+  uint64_t bytes = 0;                     // input bytes (uncompressed text lines)
+  uint64_t skipped = 0;                   // bad documents left out (ErrorPolicy::kSkip)
   std::vector<std::string> first_errors;  // "path:line: message" of the first skipped documents
   uint64_t kept = 0;
-  uint64_t duplicates = 0;         // documents not kept
+  uint64_t duplicates = 0;           // documents not kept
   uint64_t duplicates_of_index = 0;  // of them, near-duplicates of the --against index
-  uint64_t clusters = 0;           // clusters of two or more documents
+  uint64_t clusters = 0;             // clusters of two or more documents
   // Near-duplicate pairs among the inputs. kAccurate finds them all only when they are asked for
-  // (pairs_path or DedupOptions::all_pairs): otherwise a candidate already in the cluster of the other
-  // document is not verified (the clusters, kept documents and duplicates are the same), pairs then
-  // counts the pairs found and pairs_complete is false.
+  // (pairs_path or DedupOptions::all_pairs): otherwise a candidate already in the cluster of the
+  // other document is not verified (the clusters, kept documents and duplicates are the same),
+  // pairs then counts the pairs found and pairs_complete is false.
   uint64_t pairs = 0;
   bool pairs_complete = true;
-  uint64_t candidates = 0;         // kAccurate: distinct pairs verified by the sketch
+  uint64_t candidates = 0;  // kAccurate: distinct pairs verified by the sketch
   // Documents without features (EmptyPolicy): never matched; kept (kKeep, counted in kept too) or
   // left out (kDrop: then kept + duplicates + empty_documents = documents).
   uint64_t empty_documents = 0;
   bool empty_dropped = false;
-  uint64_t duplicate_ids = 0;      // documents whose id (from the id field) an earlier document has
-  std::vector<std::string> warnings;  // things the caller should know (a .json input read as text...)
+  uint64_t duplicate_ids = 0;  // documents whose id (from the id field) an earlier document has
+  std::vector<std::string>
+      warnings;  // things the caller should know (a .json input read as text...)
   // cluster_size_histogram[i] = number of clusters of size in [2^i, 2^(i+1)) (i = 1 for sizes
   // 2..3, ...)
   std::vector<uint64_t> cluster_size_histogram;
@@ -186,9 +193,9 @@ struct DedupReport {
   // The method and its parameters as one line: method, mode, weighting, lang, fold, (accurate)
   // threshold, sketch and bands, k, empty.
   std::string settings;
-  // The report's fields that may differ between two runs of the same job (timings, and the counts of
-  // a join that skips candidates already clustered: which ones it skips depends on thread timing).
-  // Every other field is the same from run to run. In the JSON as "run_dependent".
+  // The report's fields that may differ between two runs of the same job (timings, and the counts
+  // of a join that skips candidates already clustered: which ones it skips depends on thread
+  // timing). Every other field is the same from run to run. In the JSON as "run_dependent".
   std::vector<std::string> RunDependentFields() const;
 
   std::string ToJson() const;
@@ -196,8 +203,8 @@ struct DedupReport {
 
 // Runs the job. Errors: InvalidArgument for bad options, (ErrorPolicy::kFail) the first bad
 // document, as "path:line: message", an empty folder, a priority field (or a required id field) no
-// document has, or (unique_ids) a repeated id; NotFound / IOError naming the path; Cancelled when *cancel became
-// true. On error no output file is created or changed.
+// document has, or (unique_ids) a repeated id; NotFound / IOError naming the path; Cancelled when
+// *cancel became true. On error no output file is created or changed.
 Result<DedupReport> RunDedup(const DedupOptions& options);
 
 Result<KeepRule> ParseKeepRule(std::string_view name);

@@ -46,19 +46,19 @@ struct DiskIndexOptions {
 // Work of queries, summed.
 struct DiskQueryStats {
   uint64_t queries = 0;
-  uint64_t seeks = 0;           // prefix seeks (one per table)
-  uint64_t entries_read = 0;    // table entries compared with the query
-  uint64_t block_reads = 0;     // data, index and filter blocks read from files (not the cache)
-  uint64_t block_bytes = 0;     // their bytes
+  uint64_t seeks = 0;         // prefix seeks (one per table)
+  uint64_t entries_read = 0;  // table entries compared with the query
+  uint64_t block_reads = 0;   // data, index and filter blocks read from files (not the cache)
+  uint64_t block_bytes = 0;   // their bytes
   uint64_t matches = 0;
 
   DiskQueryStats& operator+=(const DiskQueryStats& other);
 };
 
 struct DiskIndexStats {
-  uint64_t size = 0;           // fingerprints stored
-  uint64_t disk_bytes = 0;     // files of the folder
-  uint64_t memory_bytes = 0;   // block cache in use + memtables + table readers (index blocks)
+  uint64_t size = 0;          // fingerprints stored
+  uint64_t disk_bytes = 0;    // files of the folder
+  uint64_t memory_bytes = 0;  // block cache in use + memtables + table readers (index blocks)
   std::string design;
 };
 

@@ -9,8 +9,8 @@
 
 namespace neardup {
 
-// Appends s as a JSON string literal (quotes included). Control characters are escaped; invalid UTF-8
-// becomes U+FFFD, so the output is always valid JSON.
+// Appends s as a JSON string literal (quotes included). Control characters are escaped; invalid
+// UTF-8 becomes U+FFFD, so the output is always valid JSON.
 void AppendJsonString(std::string_view s, std::string* out);
 
 // Appends s as a TSV field: tab, newline, carriage return and backslash become \t \n \r \\.

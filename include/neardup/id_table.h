@@ -1,9 +1,11 @@
 // IdTable: the document ids of an index whose numeric ids are 0, 1, 2... (INDEX.ids beside INDEX),
-// written by `neardup dedup --save-index` and by `neardup index build` when the ids are not numbers.
+// written by `neardup dedup --save-index` and by `neardup index build` when the ids are not
+// numbers.
 //
-// File format (text): a header line "neardup-ids<TAB>1<TAB>COUNT", COUNT lines of ids (tab, newline,
-// carriage return and backslash escaped as \t \n \r \\), and a trailer line "end<TAB>CHECKSUM",
-// CHECKSUM being the XXH3-64 of every id line (with its newline) as 16 hex digits.
+// File format (text): a header line "neardup-ids<TAB>1<TAB>COUNT", COUNT lines of ids (tab,
+// newline, carriage return and backslash escaped as \t \n \r \\), and a trailer line
+// "end<TAB>CHECKSUM", CHECKSUM being the XXH3-64 of every id line (with its newline) as 16 hex
+// digits.
 //
 // Thread safety: const methods may be called from several threads at once.
 #ifndef NEARDUP_ID_TABLE_H_

@@ -166,11 +166,12 @@ std::unique_ptr<Index> NewBruteForceIndex();
 // doc/index_format.md. Inserts still buffered are included; removed fingerprints are not.
 // `settings` is recorded in the header: the SettingsLine (neardup/method.h) of the method that made
 // the fingerprints, or empty when it is not known (fingerprints from elsewhere); ReadIndexFileInfo
-// (neardup/index_file.h) reads it back. InvalidArgument for another kind of Index or a settings line
-// over 4096 bytes; IOError naming the path. The file appears whole or not at all
+// (neardup/index_file.h) reads it back. InvalidArgument for another kind of Index or a settings
+// line over 4096 bytes; IOError naming the path. The file appears whole or not at all
 // (neardup/output.h).
 Status SaveIndex(const Index& index, const std::string& path, std::string_view settings = {});
-// The same, written to an open output that the caller commits (e.g. with the other outputs of a job).
+// The same, written to an open output that the caller commits (e.g. with the other outputs of a
+// job).
 Status SaveIndex(const Index& index, OutputFile* out, std::string_view settings = {});
 
 struct LoadOptions {

@@ -9,7 +9,8 @@
 //     sketch and band keys, written by SaveSignatureIndex and read back by LoadSignatureIndex into
 //     a SignatureSet, which an OnlineIndex (neardup/online_index.h) answers queries from.
 // `neardup dedup --save-index` writes the kind of its method; `dedup --against` reads both.
-// Files of format version 1 (earlier builds) hold fingerprints and no settings; they are still read.
+// Files of format version 1 (earlier builds) hold fingerprints and no settings; they are still
+// read.
 //
 // Thread safety: the functions may be called from several threads at once.
 #ifndef NEARDUP_INDEX_FILE_H_

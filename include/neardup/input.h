@@ -1,8 +1,8 @@
 // Reading documents: lines from files or standard input, plain text or JSONL.
 //
 // A document is one line. In plain text the whole line is the text and its line number the id. In
-// JSONL each line is a JSON object; the text and id come from named fields (dotted paths reach nested
-// objects: "meta.id"). Every error names the file and line.
+// JSONL each line is a JSON object; the text and id come from named fields (dotted paths reach
+// nested objects: "meta.id"). Every error names the file and line.
 //
 // Thread safety: a LineReader or JsonlParser is used by one thread at a time.
 #ifndef NEARDUP_INPUT_H_
@@ -18,32 +18,34 @@
 
 namespace neardup {
 
-// Reads a file line by line with a fixed-size buffer: memory does not grow with the file, and a line
-// can be read in pieces so that it need not fit in memory either. Lines end at '\n'; a '\r' before it is
-// removed; the last line need not end with '\n'.
+// Reads a file line by line with a fixed-size buffer: memory does not grow with the file, and a
+// line can be read in pieces so that it need not fit in memory either. Lines end at '\n'; a '\r'
+// before it is removed; the last line need not end with '\n'.
 class LineReader {
  public:
-  // Opens `path`, or standard input for "-". Files ending in .gz or .zst (in any case) are decompressed.
-  // NotFound / IOError name the path.
+  // Opens `path`, or standard input for "-". Files ending in .gz or .zst (in any case) are
+  // decompressed. NotFound / IOError name the path.
   static Result<std::unique_ptr<LineReader>> Open(const std::string& path);
 
   virtual ~LineReader() = default;
 
   // Reads the next line whole into *line. Returns false at the end of the input. A line longer than
-  // max_bytes gives ResourceExhausted naming the file and line; the reader then stands at the next line.
+  // max_bytes gives ResourceExhausted naming the file and line; the reader then stands at the next
+  // line.
   virtual Result<bool> ReadLine(std::string* line, uint64_t max_bytes) = 0;
 
-  // Reads the next line in pieces, calling on_piece for each (pieces never contain '\n'). Returns false
-  // at the end of the input. A non-OK status from on_piece stops reading: the rest of the line is skipped
-  // and the status returned.
+  // Reads the next line in pieces, calling on_piece for each (pieces never contain '\n'). Returns
+  // false at the end of the input. A non-OK status from on_piece stops reading: the rest of the
+  // line is skipped and the status returned.
   virtual Result<bool> ReadLinePieces(const std::function<Status(std::string_view)>& on_piece) = 0;
 
-  // Reads the next line as it is in the input, its terminator ("\n" or "\r\n"; none at the very end)
-  // included. *line points into the reader's buffer (or into *scratch for lines longer than the
-  // buffer) and stays valid until the next call. Returns false at the end of the input. A line longer
-  // than max_bytes (terminator excluded) gives ResourceExhausted naming the file and line; the reader
-  // then stands at the next line. The fastest way to copy or parse lines.
-  virtual Result<bool> ReadRawLine(std::string_view* line, std::string* scratch, uint64_t max_bytes) = 0;
+  // Reads the next line as it is in the input, its terminator ("\n" or "\r\n"; none at the very
+  // end) included. *line points into the reader's buffer (or into *scratch for lines longer than
+  // the buffer) and stays valid until the next call. Returns false at the end of the input. A line
+  // longer than max_bytes (terminator excluded) gives ResourceExhausted naming the file and line;
+  // the reader then stands at the next line. The fastest way to copy or parse lines.
+  virtual Result<bool> ReadRawLine(std::string_view* line, std::string* scratch,
+                                   uint64_t max_bytes) = 0;
 
   // 1-based number of the line last read (0 before the first).
   virtual uint64_t line_number() const = 0;
@@ -62,8 +64,8 @@ inline std::string_view StripLineEnd(std::string_view line) {
   return line;
 }
 
-// The line without a UTF-8 byte order mark (EF BB BF) at its start. Readers call it on the first line
-// of each input, so that the mark some editors write becomes part of no text or id.
+// The line without a UTF-8 byte order mark (EF BB BF) at its start. Readers call it on the first
+// line of each input, so that the mark some editors write becomes part of no text or id.
 inline std::string_view StripByteOrderMark(std::string_view line) {
   if (line.starts_with("\xEF\xBB\xBF")) line.remove_prefix(3);
   return line;
@@ -82,21 +84,22 @@ class JsonlParser {
   ~JsonlParser();
 
   struct Fields {
-    std::string id;    // the id field's value: a string as is, a number as written (1.50,
-                       // -0, 123456789012345678901234567890); empty when the line has no id field
+    std::string id;  // the id field's value: a string as is, a number as written (1.50,
+                     // -0, 123456789012345678901234567890); empty when the line has no id field
     bool has_id = false;
-    std::string text;  // the text field's value, unescaped
+    std::string text;   // the text field's value, unescaped
     double number = 0;  // the number field's value
     bool has_number = false;
   };
 
-  // With true, a line that is not valid UTF-8 is parsed with its invalid sequences replaced by U+FFFD
-  // (as the fingerprint does with InvalidUtf8::kReplace); with false (default) it is malformed.
+  // With true, a line that is not valid UTF-8 is parsed with its invalid sequences replaced by
+  // U+FFFD (as the fingerprint does with InvalidUtf8::kReplace); with false (default) it is
+  // malformed.
   void set_replace_invalid_utf8(bool replace) { replace_invalid_utf8_ = replace; }
 
-  // Parses one line. InvalidArgument for malformed JSON, a line that is not an object, a missing text
-  // field, or a text or id field of the wrong type (ids are strings or numbers: true, false, null,
-  // arrays and objects are refused); the message names the field.
+  // Parses one line. InvalidArgument for malformed JSON, a line that is not an object, a missing
+  // text field, or a text or id field of the wrong type (ids are strings or numbers: true, false,
+  // null, arrays and objects are refused); the message names the field.
   Status Parse(std::string_view line, Fields* fields);
 
  private:

@@ -1,13 +1,14 @@
-// TF-IDF keywords identical to jieba.analyse.extract_tags (jieba 0.42.1), and the IDF tables and stop
-// words they use (doc/segment.md).
+// TF-IDF keywords identical to jieba.analyse.extract_tags (jieba 0.42.1), and the IDF tables and
+// stop words they use (doc/segment.md).
 //
 // KeywordExtractor::Extract(text, top) returns what
 //   jieba.analyse.extract_tags(text, topK=top, withWeight=True)
-// returns: the words of jieba.cut(text) with at least two characters that are not stop words (compared
-// in lower case), each weighted count / total * idf, where total counts all such occurrences and idf
-// comes from the IDF table (its median for words not in it); sorted by decreasing weight, ties in
-// order of first occurrence; the first `top` of them (all when top is 0). Weights are computed with
-// jieba's floating-point operations in jieba's order, so they are bit-identical.
+// returns: the words of jieba.cut(text) with at least two characters that are not stop words
+// (compared in lower case), each weighted count / total * idf, where total counts all such
+// occurrences and idf comes from the IDF table (its median for words not in it); sorted by
+// decreasing weight, ties in order of first occurrence; the first `top` of them (all when top is
+// 0). Weights are computed with jieba's floating-point operations in jieba's order, so they are
+// bit-identical.
 //
 // Thread safety: IdfTable, StopWords and KeywordModel are immutable once built and may be shared by
 // any number of threads. A KeywordExtractor keeps scratch buffers: use one per thread.
@@ -51,8 +52,8 @@ class IdfTable {
   static Result<std::shared_ptr<const IdfTable>> Default();
 
   // Builds a table from words and values (later duplicates win).
-  static std::shared_ptr<const IdfTable> FromEntries(std::vector<std::pair<std::string, double>> entries,
-                                                     std::string source);
+  static std::shared_ptr<const IdfTable> FromEntries(
+      std::vector<std::pair<std::string, double>> entries, std::string source);
 
   std::optional<double> Find(std::string_view word) const;
 
@@ -91,7 +92,8 @@ class StopWords {
   void Add(std::string_view word) { Insert(word); }
 
   bool Contains(std::string_view lower_case_word) const {
-    if (ascii_only_ && !lower_case_word.empty() && static_cast<unsigned char>(lower_case_word[0]) >= 0x80) {
+    if (ascii_only_ && !lower_case_word.empty() &&
+        static_cast<unsigned char>(lower_case_word[0]) >= 0x80) {
       return false;  // no stop word starts with a non-ASCII byte
     }
     return words_.find(lower_case_word) != words_.end();
@@ -114,8 +116,9 @@ struct KeywordModelOptions {
   bool use_cache = true;
 };
 
-// A dictionary, an IDF table and stop words, joined for fast lookups (the IDF of each dictionary word
-// is found by its trie node). It keeps what it needs of the table, not the table. Immutable; share it.
+// A dictionary, an IDF table and stop words, joined for fast lookups (the IDF of each dictionary
+// word is found by its trie node). It keeps what it needs of the table, not the table. Immutable;
+// share it.
 class KeywordModel {
  public:
   static std::shared_ptr<const KeywordModel> Create(std::shared_ptr<const Dictionary> dictionary,
@@ -123,8 +126,8 @@ class KeywordModel {
 
   // Loads the IDF table and stop words named by `options` and joins them with `dictionary`, through
   // the cache when it matches. Errors: those of IdfTable::Load and StopWords::AddFile.
-  static Result<std::shared_ptr<const KeywordModel>> Load(std::shared_ptr<const Dictionary> dictionary,
-                                                          const KeywordModelOptions& options);
+  static Result<std::shared_ptr<const KeywordModel>> Load(
+      std::shared_ptr<const Dictionary> dictionary, const KeywordModelOptions& options);
 
   // jieba's dictionary, IDF table and stop words, loaded once per process (through the cache).
   static Result<std::shared_ptr<const KeywordModel>> Default();
@@ -148,7 +151,7 @@ class KeywordModel {
   double median_idf_ = 0;
   std::string idf_source_;
   StopWords stop_words_;
-  std::vector<double> node_idf_;  // by trie node; NaN where the table has no entry
+  std::vector<double> node_idf_;               // by trie node; NaN where the table has no entry
   std::shared_ptr<const IdfTable> other_idf_;  // the entries whose word is not a trie node
 };
 

@@ -46,7 +46,8 @@ inline constexpr uint32_t kFingerprintVersion = 1;
 
 // How near-duplicate pairs are found (see the top of this file).
 enum class DedupMethod {
-  kAccurate,  // band-key candidates verified by the sketch: estimated Jaccard >= threshold (default)
+  kAccurate,  // band-key candidates verified by the sketch: estimated Jaccard >= threshold
+              // (default)
   kSimhash,   // fingerprints within k bits
 };
 

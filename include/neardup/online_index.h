@@ -16,8 +16,8 @@
 // with InsertPolicy::kIfNew, exactly one is stored and the other is told which.
 //
 // The index holds signatures only, never texts: per document the id (its bytes plus about 12), and
-// for kAccurate the sketch (132 bytes by default) and its band keys in the band tables; for kSimhash
-// the fingerprint in the permuted tables (about 30 bytes). Stats() reports the memory.
+// for kAccurate the sketch (132 bytes by default) and its band keys in the band tables; for
+// kSimhash the fingerprint in the permuted tables (about 30 bytes). Stats() reports the memory.
 //
 // Thread safety: every method may be called from several threads at once. Queries run concurrently
 // with each other; inserts and removes are serialised and wait for the queries in flight.
@@ -59,13 +59,13 @@ struct OnlineQueryStats {
 };
 
 struct OnlineIndexStats {
-  uint64_t documents = 0;     // stored (removed ones excluded)
+  uint64_t documents = 0;        // stored (removed ones excluded)
   uint64_t empty_documents = 0;  // of them, without features (never matched)
-  uint64_t inserts = 0;       // successful inserts so far
-  uint64_t removes = 0;       // successful removes so far
-  uint64_t memory_bytes = 0;  // heap bytes held (ids, signatures, tables)
-  std::string settings;       // SettingsLine of the method
-  OnlineQueryStats queries;   // cumulative
+  uint64_t inserts = 0;          // successful inserts so far
+  uint64_t removes = 0;          // successful removes so far
+  uint64_t memory_bytes = 0;     // heap bytes held (ids, signatures, tables)
+  std::string settings;          // SettingsLine of the method
+  OnlineQueryStats queries;      // cumulative
 };
 
 enum class InsertPolicy {
@@ -86,7 +86,8 @@ struct OnlineIndexOptions {
 
 class OnlineIndex {
  public:
-  // InvalidArgument naming a bad method setting; NotFound for a missing folding table or dictionary.
+  // InvalidArgument naming a bad method setting; NotFound for a missing folding table or
+  // dictionary.
   static Result<std::unique_ptr<OnlineIndex>> Create(const OnlineIndexOptions& options);
 
   virtual ~OnlineIndex() = default;

@@ -1,20 +1,23 @@
-// The one output layer: every file or stream neardup writes goes through OutputFile, and the outputs
-// of one job are committed together by OutputSet.
+// The one output layer: every file or stream neardup writes goes through OutputFile, and the
+// outputs of one job are committed together by OutputSet.
 //
 // What is guaranteed (doc/output.md):
 //   - A regular file (or a new name) is written to a temporary file beside its target
-//     ("TARGET.tmp-XXXXXX"), synced, and renamed over the target only by Commit; the folder is synced
-//     after the rename. Until then the target keeps its old content; destroyed without Commit, the
-//     temporary file is removed.
+//     ("TARGET.tmp-XXXXXX"), synced, and renamed over the target only by Commit; the folder is
+//     synced after the rename. Until then the target keeps its old content; destroyed without
+//     Commit, the temporary file is removed.
 //   - A symbolic link is followed to its final target, which is written as above: the link stays.
-//   - A character device (/dev/null, a terminal) or a FIFO is written in place, as the job goes, and
+//   - A character device (/dev/null, a terminal) or a FIFO is written in place, as the job goes,
+//   and
 //     never replaced. "-" is standard output, written in place too. A folder, a block device or a
 //     socket is refused.
-//   - Every write is checked: a failed write (a full disk, EIO, a closed pipe) is an error naming the
+//   - Every write is checked: a failed write (a full disk, EIO, a closed pipe) is an error naming
+//   the
 //     output, reported by status(), MaybeDrain() (streams: at once) and Finish()/Commit().
-//   - OutputSet refuses, before anything is written, two outputs that name the same file and an output
-//     that names one of the job's inputs (compared by device and inode, not by name), and commits all
-//     outputs last, in one step, after every one of them was written and synced.
+//   - OutputSet refuses, before anything is written, two outputs that name the same file and an
+//   output
+//     that names one of the job's inputs (compared by device and inode, not by name), and commits
+//     all outputs last, in one step, after every one of them was written and synced.
 #ifndef NEARDUP_OUTPUT_H_
 #define NEARDUP_OUTPUT_H_
 
@@ -32,7 +35,8 @@
 
 namespace neardup {
 
-// Not thread-safe: one thread writes an OutputFile (a background task of its own writes the blocks).
+// Not thread-safe: one thread writes an OutputFile (a background task of its own writes the
+// blocks).
 class OutputFile {
  public:
   enum class Kind {
@@ -51,8 +55,8 @@ class OutputFile {
   OutputFile(const OutputFile&) = delete;
   OutputFile& operator=(const OutputFile&) = delete;
 
-  // Opens `path` as described at the top of this file. InvalidArgument for a folder, a block device or
-  // a socket; IOError naming the path when it cannot be created or opened.
+  // Opens `path` as described at the top of this file. InvalidArgument for a folder, a block device
+  // or a socket; IOError naming the path when it cannot be created or opened.
   Status Open(const std::string& path);
   bool is_open() const { return fd_ >= 0; }
   Kind kind() const { return kind_; }
@@ -116,20 +120,21 @@ class OutputSet {
   OutputSet(const OutputSet&) = delete;
   OutputSet& operator=(const OutputSet&) = delete;
 
-  // Declares an output named by option `role` (e.g. "--dups"), for messages. InvalidArgument when it
-  // names the same file as an output added before (character devices such as /dev/null excepted),
-  // is a folder, or (regular_only) is not a regular file or new name. The pointer stays valid for the
-  // set's life.
-  Result<OutputFile*> Add(const std::string& path, std::string_view role, bool regular_only = false);
+  // Declares an output named by option `role` (e.g. "--dups"), for messages. InvalidArgument when
+  // it names the same file as an output added before (character devices such as /dev/null
+  // excepted), is a folder, or (regular_only) is not a regular file or new name. The pointer stays
+  // valid for the set's life.
+  Result<OutputFile*> Add(const std::string& path, std::string_view role,
+                          bool regular_only = false);
   // InvalidArgument when an output names an existing input: a file of `inputs`, or a file under a
   // folder of `inputs` ("-" and missing inputs are passed over).
   Status CheckNotInputs(const std::vector<std::string>& inputs) const;
   // Opens every output added.
   Status OpenAll();
-  // Finishes every output; only when all succeeded, renames the regular files over their targets and
-  // syncs their folders. On error nothing is renamed and every temporary file is removed. (A failed
-  // rename after an earlier one succeeded, which needs the folder to change under the job, leaves the
-  // earlier ones committed: the error names the output that failed.)
+  // Finishes every output; only when all succeeded, renames the regular files over their targets
+  // and syncs their folders. On error nothing is renamed and every temporary file is removed. (A
+  // failed rename after an earlier one succeeded, which needs the folder to change under the job,
+  // leaves the earlier ones committed: the error names the output that failed.)
   Status CommitAll();
 
  private:

@@ -1,14 +1,14 @@
 // Chinese word segmentation identical to jieba 0.42.1 (doc/segment.md).
 //
 // A Dictionary holds jieba's word frequencies (dict.txt, plus user dictionaries) in a double-array
-// trie and jieba's hidden Markov model for unknown words (finalseg/prob_*.py). A Segmenter cuts text
-// with it exactly as Python's jieba does:
-//   Segmenter::Cut(text)                    == jieba.lcut(text)                 (HMM on, default mode)
-//   Segmenter::Cut(text, {.hmm = false})    == jieba.lcut(text, HMM=False)
+// trie and jieba's hidden Markov model for unknown words (finalseg/prob_*.py). A Segmenter cuts
+// text with it exactly as Python's jieba does:
+//   Segmenter::Cut(text)                    == jieba.lcut(text)                 (HMM on, default
+//   mode) Segmenter::Cut(text, {.hmm = false})    == jieba.lcut(text, HMM=False)
 //   Segmenter::Cut(text, {.mode = kAll})    == jieba.lcut(text, cut_all=True)
 //   Segmenter::Cut(text, {.mode = kSearch}) == jieba.lcut_for_search(text)
-// Words are compared as Python str, i.e. by code point: the same words, in the same order, including
-// white space and punctuation, each a word of its own.
+// Words are compared as Python str, i.e. by code point: the same words, in the same order,
+// including white space and punctuation, each a word of its own.
 //
 // Thread safety: a Dictionary is immutable after Load() and may be shared by any number of threads
 // (hold it in a std::shared_ptr<const Dictionary>). A Segmenter keeps scratch buffers: use one per
@@ -34,8 +34,8 @@ class CutEngine;
 }  // namespace segment_internal
 
 // Where jieba's files are. Empty paths are found automatically: in $NEARDUP_JIEBA_DIR when set,
-// otherwise in the directory of Debian's python3-jieba (/usr/lib/python3/dist-packages/jieba) or of a
-// jieba installed by pip under /usr/local.
+// otherwise in the directory of Debian's python3-jieba (/usr/lib/python3/dist-packages/jieba) or of
+// a jieba installed by pip under /usr/local.
 struct DictionaryOptions {
   // jieba's main dictionary: one "word frequency [tag]" per line (jieba/dict.txt).
   std::string dict_path;
@@ -67,8 +67,8 @@ class Dictionary {
   Dictionary(const Dictionary&) = delete;
   Dictionary& operator=(const Dictionary&) = delete;
 
-  // jieba's FREQ.get(word): the frequency of a dictionary word, 0 for a prefix of a word or a deleted
-  // word, nullopt when `word` is neither.
+  // jieba's FREQ.get(word): the frequency of a dictionary word, 0 for a prefix of a word or a
+  // deleted word, nullopt when `word` is neither.
   std::optional<int64_t> Frequency(std::string_view word) const;
 
   // The sum of all frequencies (jieba's Tokenizer.total).
@@ -109,14 +109,15 @@ class Segmenter {
   Segmenter(Segmenter&&) noexcept;
   Segmenter& operator=(Segmenter&&) noexcept;
 
-  // The words of `text`, which must be valid UTF-8 (InvalidArgument with the byte offset of the first
-  // invalid byte otherwise; see ReplaceInvalidUtf8 in neardup/text.h). The views point into `text` or,
-  // for the rare words kAll builds by joining pieces, into storage of this Segmenter; they stay valid
-  // until the next call and as long as `text` does.
+  // The words of `text`, which must be valid UTF-8 (InvalidArgument with the byte offset of the
+  // first invalid byte otherwise; see ReplaceInvalidUtf8 in neardup/text.h). The views point into
+  // `text` or, for the rare words kAll builds by joining pieces, into storage of this Segmenter;
+  // they stay valid until the next call and as long as `text` does.
   Result<std::vector<std::string_view>> Cut(std::string_view text, const CutOptions& options = {});
 
   // As Cut, appending to *words (which keeps its capacity between calls).
-  Status CutInto(std::string_view text, const CutOptions& options, std::vector<std::string_view>* words);
+  Status CutInto(std::string_view text, const CutOptions& options,
+                 std::vector<std::string_view>* words);
 
   const std::shared_ptr<const Dictionary>& dictionary() const { return dictionary_; }
 

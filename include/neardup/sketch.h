@@ -21,7 +21,8 @@
 // byte-exact definition.
 //
 // Thread safety: a Sketcher is immutable after Create() and may be shared by threads.
-// Estimate() uses the SIMD level in effect at Create() (neardup/cpu.h); results do not depend on it.
+// Estimate() uses the SIMD level in effect at Create() (neardup/cpu.h); results do not depend on
+// it.
 #ifndef NEARDUP_SKETCH_H_
 #define NEARDUP_SKETCH_H_
 
@@ -121,11 +122,11 @@ struct BandJoinOptions {
 // Counters of the work of one join.
 struct BandJoinStats {
   uint64_t band_collisions = 0;  // (band, pair) collisions seen, a pair counted once per band
-  uint64_t candidates = 0;       // pairs verified: all_pairs, distinct pairs (each in the first band
-                                 // it collides in); else verifications (a dissimilar pair colliding
-                                 // in several bands may be verified again)
-  uint64_t pairs = 0;              // of them, pairs kept
-  uint64_t connected = 0;          // all_pairs = false: candidates not verified (already connected)
+  uint64_t candidates = 0;  // pairs verified: all_pairs, distinct pairs (each in the first band
+                            // it collides in); else verifications (a dissimilar pair colliding
+                            // in several bands may be verified again)
+  uint64_t pairs = 0;       // of them, pairs kept
+  uint64_t connected = 0;   // all_pairs = false: candidates not verified (already connected)
 };
 
 // Every pair of documents that share at least one band key and whose sketches estimate Jaccard >=
@@ -134,11 +135,11 @@ struct BandJoinStats {
 // band is sorted by the keys' top 22 bits (a stable radix sort, so ids ascend inside a run) and
 // pairs are compared only inside runs, when their whole keys are equal; with all_pairs a pair is
 // verified only in the first band whose key both documents share, so no pair is verified or
-// reported twice (without it, see BandJoinOptions::all_pairs). InvalidArgument when the spans disagree with the
-// sketcher's sizes or there are 2^32 documents or more. Memory: 16 bytes per document per thread
-// (one band's sort) plus 12 bytes per pair kept (24 while the bands' results are merged); time
-// grows with the square of the longest run of equal keys (many near-identical documents: group
-// exact duplicates before joining).
+// reported twice (without it, see BandJoinOptions::all_pairs). InvalidArgument when the spans
+// disagree with the sketcher's sizes or there are 2^32 documents or more. Memory: 16 bytes per
+// document per thread (one band's sort) plus 12 bytes per pair kept (24 while the bands' results
+// are merged); time grows with the square of the longest run of equal keys (many near-identical
+// documents: group exact duplicates before joining).
 Result<std::vector<SimilarPair>> FindSimilarPairs(const Sketcher& sketcher,
                                                   std::span<const uint32_t> band_keys,
                                                   std::span<const uint8_t> sketches,

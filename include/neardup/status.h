@@ -17,14 +17,14 @@ class Status {
  public:
   enum class Code {
     kOk = 0,
-    kInvalidArgument,    // bad input or option: invalid UTF-8, malformed JSON, unknown mode...
-    kNotFound,           // a file or key that should exist does not
-    kCorruption,         // stored data failed a magic, version or checksum check
-    kIOError,            // the operating system refused a read or write
-    kResourceExhausted,  // a configured limit was exceeded (document size, memory budget)
-    kFailedPrecondition, // the call is not valid in the object's current state
-    kCancelled,          // the operation was interrupted (e.g. by a signal)
-    kInternal,           // a bug in neardup
+    kInvalidArgument,     // bad input or option: invalid UTF-8, malformed JSON, unknown mode...
+    kNotFound,            // a file or key that should exist does not
+    kCorruption,          // stored data failed a magic, version or checksum check
+    kIOError,             // the operating system refused a read or write
+    kResourceExhausted,   // a configured limit was exceeded (document size, memory budget)
+    kFailedPrecondition,  // the call is not valid in the object's current state
+    kCancelled,           // the operation was interrupted (e.g. by a signal)
+    kInternal,            // a bug in neardup
   };
 
   // An OK status.
@@ -34,7 +34,9 @@ class Status {
   static Status InvalidArgument(std::string message) {
     return Status(Code::kInvalidArgument, std::move(message));
   }
-  static Status NotFound(std::string message) { return Status(Code::kNotFound, std::move(message)); }
+  static Status NotFound(std::string message) {
+    return Status(Code::kNotFound, std::move(message));
+  }
   static Status Corruption(std::string message) {
     return Status(Code::kCorruption, std::move(message));
   }
@@ -48,7 +50,9 @@ class Status {
   static Status Cancelled(std::string message) {
     return Status(Code::kCancelled, std::move(message));
   }
-  static Status Internal(std::string message) { return Status(Code::kInternal, std::move(message)); }
+  static Status Internal(std::string message) {
+    return Status(Code::kInternal, std::move(message));
+  }
 
   bool ok() const { return code_ == Code::kOk; }
   Code code() const { return code_; }
@@ -71,7 +75,7 @@ class Status {
 template <typename T>
 class Result {
  public:
-  Result(T value) : state_(std::move(value)) {}  // NOLINT: implicit by design
+  Result(T value) : state_(std::move(value)) {}        // NOLINT: implicit by design
   Result(Status status) : state_(std::move(status)) {  // NOLINT: implicit by design
     if (std::get<Status>(state_).ok()) {
       state_ = Status::Internal("Result constructed from an OK status without a value");
@@ -100,9 +104,9 @@ class Result {
 }  // namespace neardup
 
 // Returns early from the enclosing function when `expr` (a Status) is not OK.
-#define NEARDUP_RETURN_IF_ERROR(expr)          \
-  do {                                         \
-    ::neardup::Status neardup_status_ = (expr); \
+#define NEARDUP_RETURN_IF_ERROR(expr)                  \
+  do {                                                 \
+    ::neardup::Status neardup_status_ = (expr);        \
     if (!neardup_status_.ok()) return neardup_status_; \
   } while (0)
 

@@ -52,11 +52,13 @@ enum class FsyncMode {
   // process kill and an operating system crash or power loss. The slowest: one sync per write.
   kAlways,
   // Writes are grouped and each group synced once before any of its writes returns: every
-  // acknowledged write survives an OS crash, as with kAlways, at a fraction of the syncs. Writers on
+  // acknowledged write survives an OS crash, as with kAlways, at a fraction of the syncs. Writers
+  // on
   // several threads and QueryAndInsertBatch fill the groups.
   kBatch,
   // Writes reach the log (the operating system's page cache) but are not synced: they survive a
-  // process kill, not an OS crash or power loss, which may lose the last writes (never half of one).
+  // process kill, not an OS crash or power loss, which may lose the last writes (never half of
+  // one).
   kNever,
 };
 
@@ -79,12 +81,12 @@ struct StoreOptions {
 };
 
 struct StoreStats {
-  OnlineIndexStats index;  // documents, inserts, removes, memory, settings, query counters
+  OnlineIndexStats index;   // documents, inserts, removes, memory, settings, query counters
   uint64_t disk_bytes = 0;  // the files of the directory
   uint32_t format_version = 0;
   uint64_t next_row = 0;  // rows handed out so far (removed rows are never reused)
   FsyncMode fsync = FsyncMode::kBatch;
-  uint64_t syncs = 0;    // durable writes issued by this process (batches, not documents)
+  uint64_t syncs = 0;  // durable writes issued by this process (batches, not documents)
 };
 
 // A document of QueryAndInsertBatch, already signed (by signer()).
@@ -138,8 +140,8 @@ class Store {
   // QueryAndInsertSigned for each document in order, each query seeing the documents before it,
   // and every insert of the batch in one durable write (one sync). One result per document, in
   // order; a non-OK Status when the write failed (then none of the batch is stored).
-  Result<std::vector<StoreInsertResult>> QueryAndInsertBatch(std::span<const SignedDocument> documents,
-                                                             InsertPolicy policy);
+  Result<std::vector<StoreInsertResult>> QueryAndInsertBatch(
+      std::span<const SignedDocument> documents, InsertPolicy policy);
   // QueryAndInsertBatch with InsertPolicy::kAlways and no queries.
   Result<std::vector<StoreInsertResult>> InsertBatch(std::span<const SignedDocument> documents);
 
@@ -167,11 +169,12 @@ class Store {
   Status Write(Writer* writer);
   PendingWrite ApplyGroup(std::span<Writer* const> group);
   Status CommitGroup(PendingWrite* write);
-  Status Insert(const SignedDocument& document, bool query, InsertPolicy policy, StoreInsertResult* result);
+  Status Insert(const SignedDocument& document, bool query, InsertPolicy policy,
+                StoreInsertResult* result);
 
   std::string path_;
   FsyncMode fsync_;
-  std::unique_ptr<Database> db_;        // closed before the index goes
+  std::unique_ptr<Database> db_;  // closed before the index goes
   std::unique_ptr<OnlineIndex> index_;
   std::unique_ptr<Queue> queue_;
 };

@@ -1,14 +1,16 @@
 // Text: UTF-8 checking, Unicode normalisation and tokenisation of mixed scripts.
 //
 // The fingerprint pipeline runs text through these steps in this order (doc/fingerprint.md):
-//   1. UTF-8 check: an invalid sequence is replaced by U+FFFD and counted, or rejected with its byte
+//   1. UTF-8 check: an invalid sequence is replaced by U+FFFD and counted, or rejected with its
+//   byte
 //      offset (InvalidUtf8 option).
 //   2. Normalisation: Unicode NFKC with case folding (ICU's NFKC_Casefold): full-width forms become
-//      half-width, compatibility characters their plain form, letters lower case, and default-ignorable
-//      characters (zero-width space, soft hyphen...) disappear.
-//   3. Tokenisation: words (runs of letters, marks and digits outside the CJK scripts), numbers (words of
-//      digits only) and CJK runs (runs of Han, Hiragana and Katakana); everything else (white space,
-//      punctuation, symbols, U+FFFD) separates tokens and is dropped.
+//      half-width, compatibility characters their plain form, letters lower case, and
+//      default-ignorable characters (zero-width space, soft hyphen...) disappear.
+//   3. Tokenisation: words (runs of letters, marks and digits outside the CJK scripts), numbers
+//   (words of
+//      digits only) and CJK runs (runs of Han, Hiragana and Katakana); everything else (white
+//      space, punctuation, symbols, U+FFFD) separates tokens and is dropped.
 //
 // All functions here are thread-safe.
 #ifndef NEARDUP_TEXT_H_
@@ -38,8 +40,8 @@ size_t FindInvalidUtf8(std::string_view text);
 // `*replaced`, when not null, receives the number of replacements.
 std::string ReplaceInvalidUtf8(std::string_view text, size_t* replaced = nullptr);
 
-// NFKC_Casefold of `text`, which must be valid UTF-8 (call ReplaceInvalidUtf8 first otherwise; invalid
-// bytes give InvalidArgument). ASCII is handled without ICU.
+// NFKC_Casefold of `text`, which must be valid UTF-8 (call ReplaceInvalidUtf8 first otherwise;
+// invalid bytes give InvalidArgument). ASCII is handled without ICU.
 Result<std::string> NormalizeText(std::string_view text);
 
 enum class TokenKind : uint8_t {

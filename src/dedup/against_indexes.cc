@@ -15,8 +15,9 @@ namespace {
 constexpr uint32_t kNone = UINT32_MAX;
 
 std::string NoSettings(const std::string& path) {
-  return path + " records no settings (an index of format version 1, or built from fingerprints "
-                "by `neardup index build`)";
+  return path +
+         " records no settings (an index of format version 1, or built from fingerprints "
+         "by `neardup index build`)";
 }
 
 // Keeps the better of *best and m (see MatchIndex).
@@ -129,7 +130,8 @@ Status MatchSignatures(const std::string& path, uint32_t index, const DocumentSi
 
 }  // namespace
 
-Result<MethodOptions> SettleMethod(const DedupOptions& options, std::vector<std::string>* warnings) {
+Result<MethodOptions> SettleMethod(const DedupOptions& options,
+                                   std::vector<std::string>* warnings) {
   std::vector<IndexFileInfo> infos;
   for (const std::string& path : options.against_indexes) {
     auto info = ReadIndexFileInfo(path);
@@ -139,12 +141,14 @@ Result<MethodOptions> SettleMethod(const DedupOptions& options, std::vector<std:
   const std::vector<std::string>& paths = options.against_indexes;
   if (options.against_settings) {
     if (paths.empty()) {
-      return Status::InvalidArgument("--against-settings takes the settings of the --against "
-                                     "indexes, and none is given");
+      return Status::InvalidArgument(
+          "--against-settings takes the settings of the --against "
+          "indexes, and none is given");
     }
     for (size_t i = 0; i < paths.size(); ++i) {
       if (infos[i].settings.empty()) {
-        return Status::InvalidArgument(NoSettings(paths[i]) + ": --against-settings cannot take "
+        return Status::InvalidArgument(NoSettings(paths[i]) +
+                                       ": --against-settings cannot take "
                                        "its settings; give them instead");
       }
       const std::string difference = DescribeSettingsDifference(

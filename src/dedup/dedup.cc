@@ -58,7 +58,8 @@ class ScratchDir {
 // current stage, whatever the job is doing (the stages only store their counters).
 class ProgressTicker {
  public:
-  explicit ProgressTicker(const std::function<void(const DedupProgress&)>& callback) : callback_(callback) {
+  explicit ProgressTicker(const std::function<void(const DedupProgress&)>& callback)
+      : callback_(callback) {
     if (callback_) thread_ = std::thread([this] { Loop(); });
   }
   ~ProgressTicker() { Stop(); }
@@ -90,7 +91,8 @@ class ProgressTicker {
   void Loop() {
     std::unique_lock lock(mutex_);
     while (true) {
-      const bool stopping = wake_.wait_for(lock, std::chrono::milliseconds(100), [&] { return stopping_; });
+      const bool stopping =
+          wake_.wait_for(lock, std::chrono::milliseconds(100), [&] { return stopping_; });
       if (!stage_.empty()) {
         DedupProgress p;
         p.stage = stage_;
@@ -127,8 +129,9 @@ Status CheckOptions(const DedupOptions& options) {
     return Status::InvalidArgument("only one output can go to standard output ('-')");
   }
   if (options.save_index == "-") {
-    return Status::InvalidArgument("the saved index is a file with an id file beside it: it cannot be "
-                                   "standard output ('-')");
+    return Status::InvalidArgument(
+        "the saved index is a file with an id file beside it: it cannot be "
+        "standard output ('-')");
   }
   if (options.keep == KeepRule::kPriority && options.priority_field.empty()) {
     return Status::InvalidArgument("keeping by priority needs a priority field");
@@ -248,8 +251,8 @@ Status WriteDecisions(const DocumentTable& table, const IndexMatches& index_matc
 // the outputs of those decisions. Returns document -> kept: everything else made here (the groups,
 // pairs and clusters) is released on return, before the kept lines are copied.
 Result<std::vector<bool>> DecideAndWrite(Signatures signatures, const DocumentTable& table,
-                                 const JobSettings& settings, const Outputs& outputs,
-                                 ProgressTicker* progress, DedupReport* report) {
+                                         const JobSettings& settings, const Outputs& outputs,
+                                         ProgressTicker* progress, DedupReport* report) {
   auto start = Clock::now();
   auto index_matches = dedup_internal::MatchIndexes(signatures, table, settings);
   if (!index_matches.ok()) return index_matches.status();
@@ -318,7 +321,8 @@ Result<DedupReport> RunPasses(const JobSettings& settings,
   auto pass = ReadAndSign(*files, settings, progress, &report);
   if (!pass.ok()) return pass.status();
   const DocumentTable& table = pass->table;
-  auto kept = DecideAndWrite(std::move(pass->signatures), table, settings, *outputs, progress, &report);
+  auto kept =
+      DecideAndWrite(std::move(pass->signatures), table, settings, *outputs, progress, &report);
   if (!kept.ok()) return kept.status();
   NEARDUP_RETURN_IF_ERROR(
       CopyKept(*files, table, *kept, settings, outputs->kept, progress, &report));
@@ -363,7 +367,8 @@ Result<InputFormat> ParseInputFormat(std::string_view name) {
   if (name == "auto") return InputFormat::kAuto;
   if (name == "plain" || name == "text") return InputFormat::kPlain;
   if (name == "jsonl") return InputFormat::kJsonl;
-  return Status::InvalidArgument("unknown input format '" + std::string(name) + "' (expected auto, plain or jsonl)");
+  return Status::InvalidArgument("unknown input format '" + std::string(name) +
+                                 "' (expected auto, plain or jsonl)");
 }
 
 std::vector<std::string> DedupReport::RunDependentFields() const {
@@ -426,8 +431,8 @@ std::string DedupReport::ToJson() const {
     std::string name;
     AppendJsonString(stages[i].stage, &name);
     char numbers[96];
-    std::snprintf(numbers, sizeof(numbers), ",\"seconds\":%.3f,\"mb_per_second\":%.1f}", stages[i].seconds,
-                  stages[i].megabytes_per_second);
+    std::snprintf(numbers, sizeof(numbers), ",\"seconds\":%.3f,\"mb_per_second\":%.1f}",
+                  stages[i].seconds, stages[i].megabytes_per_second);
     stage_list.append("{\"stage\":" + name + numbers);
   }
   field("stages", stage_list + "]");

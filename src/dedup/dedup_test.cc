@@ -34,8 +34,8 @@ std::vector<std::string> Lines(const std::string& text) {
   return lines;
 }
 
-// A corpus of random documents, some of them with near-duplicate copies (one word changed) and exact
-// copies, shuffled.
+// A corpus of random documents, some of them with near-duplicate copies (one word changed) and
+// exact copies, shuffled.
 std::vector<std::string> MakeCorpus(uint64_t seed, size_t originals) {
   std::mt19937_64 rng(seed);
   std::vector<std::string> docs;
@@ -52,8 +52,9 @@ std::vector<std::string> MakeCorpus(uint64_t seed, size_t originals) {
   return docs;
 }
 
-// The expected outcome computed the slow, obvious way: brute-force pairs within k over the library's
-// fingerprints, connected components by repeated relabelling, the first document of each kept.
+// The expected outcome computed the slow, obvious way: brute-force pairs within k over the
+// library's fingerprints, connected components by repeated relabelling, the first document of each
+// kept.
 struct Expected {
   std::set<size_t> kept;
   std::map<size_t, size_t> dup_to_kept;
@@ -99,7 +100,8 @@ Expected BruteForce(const std::vector<std::string>& docs, int k) {
   auto f = std::move(Fingerprinter::Create({})).value();
   std::vector<uint64_t> fps;
   for (const auto& d : docs) fps.push_back(f->Fingerprint(d)->simhash);
-  return Components(docs.size(), [&](size_t i, size_t j) { return HammingDistance(fps[i], fps[j]) <= k; });
+  return Components(docs.size(),
+                    [&](size_t i, size_t j) { return HammingDistance(fps[i], fps[j]) <= k; });
 }
 
 // Sketches and band keys of the documents, computed through the public API one by one.
@@ -108,7 +110,9 @@ struct Signatures {
   std::vector<std::vector<uint8_t>> sketches;
   std::vector<std::vector<uint32_t>> keys;
 
-  double Jaccard(size_t i, size_t j) const { return *sketcher->EstimateJaccard(sketches[i], sketches[j]); }
+  double Jaccard(size_t i, size_t j) const {
+    return *sketcher->EstimateJaccard(sketches[i], sketches[j]);
+  }
   bool ShareBand(size_t i, size_t j) const {
     for (size_t b = 0; b < keys[i].size(); ++b) {
       if (keys[i][b] == keys[j][b]) return true;
@@ -128,7 +132,9 @@ Signatures Sign(const std::vector<std::string>& docs, double threshold) {
     EXPECT_TRUE(builder->Finish().ok());
     s.sketches.emplace_back(s.sketcher->sketch_bytes());
     s.keys.emplace_back(20);
-    EXPECT_TRUE(s.sketcher->Compute(builder->DistinctFeatureHashes(), s.sketches.back(), s.keys.back()).ok());
+    EXPECT_TRUE(
+        s.sketcher->Compute(builder->DistinctFeatureHashes(), s.sketches.back(), s.keys.back())
+            .ok());
   }
   return s;
 }
@@ -139,9 +145,9 @@ std::string Score(double jaccard) {
   return text;
 }
 
-// Originals with copies edited at several strengths (pairs fall on both sides of the threshold), exact
-// copies, and Chinese texts printed in Traditional and in Simplified characters (the same text once
-// folded: 這個們說時來會對國學 are the Traditional forms of 这个们说时来会对国学).
+// Originals with copies edited at several strengths (pairs fall on both sides of the threshold),
+// exact copies, and Chinese texts printed in Traditional and in Simplified characters (the same
+// text once folded: 這個們說時來會對國學 are the Traditional forms of 这个们说时来会对国学).
 std::vector<std::string> MakeGradedCorpus(uint64_t seed, size_t originals) {
   std::mt19937_64 rng(seed);
   const std::u32string traditional = U"這個們說時來會對國學", simplified = U"这个们说时来会对国学";
@@ -153,7 +159,8 @@ std::vector<std::string> MakeGradedCorpus(uint64_t seed, size_t originals) {
       for (int c = 0; c < 60 + static_cast<int>(rng() % 60); ++c) {
         const bool folded = rng() % 2 == 0;
         const size_t t = rng() % traditional.size(), m = rng() % common.size();
-        const char32_t a = folded ? traditional[t] : common[m], b = folded ? simplified[t] : common[m];
+        const char32_t a = folded ? traditional[t] : common[m],
+                       b = folded ? simplified[t] : common[m];
         for (auto [cp, out] : {std::pair{a, &trad}, std::pair{b, &simp}}) {
           out->push_back(static_cast<char>(0xE0 | (cp >> 12)));
           out->push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
@@ -168,9 +175,11 @@ std::vector<std::string> MakeGradedCorpus(uint64_t seed, size_t originals) {
     docs.push_back(testing::Join(words));
     for (size_t copies = rng() % 4; copies > 0; --copies) {
       auto edited = words;
-      const double strength = 0.005 * static_cast<double>(rng() % 30);  // up to 15% of words replaced
+      const double strength =
+          0.005 * static_cast<double>(rng() % 30);  // up to 15% of words replaced
       for (auto& w : edited) {
-        if (static_cast<double>(rng() % 1000) / 1000 < strength) w = testing::RandomWords(rng, 1)[0];
+        if (static_cast<double>(rng() % 1000) / 1000 < strength)
+          w = testing::RandomWords(rng, 1)[0];
       }
       docs.push_back(testing::Join(edited));
     }
@@ -218,7 +227,8 @@ TEST_F(DedupTest, SimhashMethodEqualsBruteForce) {
     for (auto [dup, kept] : e.dup_to_kept) {
       want_dups += std::to_string(dup + 1) + "\t" + std::to_string(kept + 1) + "\t" +
                    std::to_string(HammingDistance(f->Fingerprint(docs[dup])->simhash,
-                                                  f->Fingerprint(docs[kept])->simhash)) + "\n";
+                                                  f->Fingerprint(docs[kept])->simhash)) +
+                   "\n";
     }
     EXPECT_EQ(ReadFile(o.dups_path), want_dups);
     EXPECT_EQ(Lines(ReadFile(o.pairs_path)).size(), e.pairs);
@@ -241,7 +251,8 @@ TEST_F(DedupTest, AccurateMethodEqualsBruteForce) {
       const double jaccard = sig.Jaccard(i, j);
       near_threshold += std::abs(jaccard - threshold) < 0.1;
       if (!sig.ShareBand(i, j) || jaccard < threshold) return false;
-      want_pairs.push_back(std::to_string(i + 1) + "\t" + std::to_string(j + 1) + "\t" + Score(jaccard));
+      want_pairs.push_back(std::to_string(i + 1) + "\t" + std::to_string(j + 1) + "\t" +
+                           Score(jaccard));
       return true;
     });
     EXPECT_GT(near_threshold, 10u) << "the corpus must test the threshold";
@@ -254,7 +265,8 @@ TEST_F(DedupTest, AccurateMethodEqualsBruteForce) {
     EXPECT_EQ(ReadFile(o.kept_path), want_kept);
     std::string want_dups;
     for (auto [dup, kept] : e.dup_to_kept) {
-      want_dups += std::to_string(dup + 1) + "\t" + std::to_string(kept + 1) + "\t" + Score(sig.Jaccard(dup, kept)) + "\n";
+      want_dups += std::to_string(dup + 1) + "\t" + std::to_string(kept + 1) + "\t" +
+                   Score(sig.Jaccard(dup, kept)) + "\n";
     }
     EXPECT_EQ(ReadFile(o.dups_path), want_dups);
     auto got_pairs = Lines(ReadFile(o.pairs_path));
@@ -335,7 +347,8 @@ TEST_F(DedupTest, SameOutputForAnyThreadCount) {
 }
 
 TEST_F(DedupTest, KeepRules) {
-  const std::string base = testing::Join(testing::RandomWords(*std::make_unique<std::mt19937_64>(3).get(), 200));
+  const std::string base =
+      testing::Join(testing::RandomWords(*std::make_unique<std::mt19937_64>(3).get(), 200));
   // Four versions of one document: lengths differ, fingerprints stay within k.
   std::vector<std::string> docs = {
       R"({"id":"a","text":")" + base + R"(","score":1})",
@@ -347,8 +360,11 @@ TEST_F(DedupTest, KeepRules) {
   struct Case {
     KeepRule rule;
     std::string kept_id;
-  } cases[] = {{KeepRule::kFirst, "a"}, {KeepRule::kLast, "c"}, {KeepRule::kLongest, "b"},
-               {KeepRule::kShortest, "a"}, {KeepRule::kPriority, "b"}};
+  } cases[] = {{KeepRule::kFirst, "a"},
+               {KeepRule::kLast, "c"},
+               {KeepRule::kLongest, "b"},
+               {KeepRule::kShortest, "a"},
+               {KeepRule::kPriority, "b"}};
   for (const auto& c : cases) {
     DedupOptions o = Options(input);
     o.keep = c.rule;
@@ -362,7 +378,8 @@ TEST_F(DedupTest, KeepRules) {
     EXPECT_NE(kept[0].find("\"id\":\"" + c.kept_id + "\""), std::string::npos) << kept[0];
     EXPECT_EQ(kept[1], docs[3]);  // input lines are copied byte for byte
     auto clusters = ReadFile(o.clusters_path);
-    EXPECT_NE(clusters.find("{\"representative\":\"" + c.kept_id + "\",\"size\":3,"), std::string::npos)
+    EXPECT_NE(clusters.find("{\"representative\":\"" + c.kept_id + "\",\"size\":3,"),
+              std::string::npos)
         << clusters;
   }
 }
@@ -379,14 +396,17 @@ TEST_F(DedupTest, BadDocumentsFailOrAreSkipped) {
   ASSERT_FALSE(failed.ok());
   EXPECT_NE(failed.status().message().find(input + ":2: malformed JSON"), std::string::npos)
       << failed.status().message();
-  for (const auto& path : {o.kept_path, o.dups_path, o.clusters_path, o.pairs_path, o.report_path}) {
+  for (const auto& path :
+       {o.kept_path, o.dups_path, o.clusters_path, o.pairs_path, o.report_path}) {
     EXPECT_FALSE(std::filesystem::exists(path)) << path;
   }
   // The outputs share the input's folder: after the failed run it holds the input and nothing else,
   // no output and no temporary file beside one.
-  ASSERT_EQ(std::filesystem::path(o.kept_path).parent_path(), std::filesystem::path(input).parent_path());
+  ASSERT_EQ(std::filesystem::path(o.kept_path).parent_path(),
+            std::filesystem::path(input).parent_path());
   std::vector<std::string> left;
-  for (const auto& entry : std::filesystem::directory_iterator(std::filesystem::path(input).parent_path())) {
+  for (const auto& entry :
+       std::filesystem::directory_iterator(std::filesystem::path(input).parent_path())) {
     left.push_back(entry.path().filename().string());
   }
   std::sort(left.begin(), left.end());
@@ -408,9 +428,11 @@ TEST_F(DedupTest, BadDocumentsFailOrAreSkipped) {
 
 // Documents without an id field are named by their line, counting skipped lines, per file.
 TEST_F(DedupTest, LineIdsCountSkippedLines) {
-  std::string a = dir_.File("a.txt", "alpha beta gamma delta epsilon\n\n!!!\nalpha beta gamma delta epsilon\n");
-  std::string b = dir_.File("b.jsonl", "{\"text\":\"alpha beta gamma delta epsilon\"}\n"
-                                       "{\"id\":\"named\",\"text\":\"alpha beta gamma delta epsilon\"}\n");
+  std::string a =
+      dir_.File("a.txt", "alpha beta gamma delta epsilon\n\n!!!\nalpha beta gamma delta epsilon\n");
+  std::string b = dir_.File("b.jsonl",
+                            "{\"text\":\"alpha beta gamma delta epsilon\"}\n"
+                            "{\"id\":\"named\",\"text\":\"alpha beta gamma delta epsilon\"}\n");
   DedupOptions o = Options(a);
   o.on_error = ErrorPolicy::kSkip;
   ASSERT_TRUE(RunDedup(o).ok());
@@ -429,9 +451,11 @@ TEST_F(DedupTest, FailureLeavesExistingOutputsAlone) {
   std::ofstream(o.kept_path) << "previous result\n";
   auto failed = RunDedup(o);
   ASSERT_FALSE(failed.ok());
-  EXPECT_EQ(failed.status().message(), input + ":2: no features: a blank line or text of symbols only (--empty "
-                                               "keep or drop lets it through) (--on-error skip leaves such "
-                                               "documents out)");
+  EXPECT_EQ(failed.status().message(),
+            input +
+                ":2: no features: a blank line or text of symbols only (--empty "
+                "keep or drop lets it through) (--on-error skip leaves such "
+                "documents out)");
   EXPECT_EQ(ReadFile(o.kept_path), "previous result\n");
 }
 
@@ -450,7 +474,8 @@ TEST_F(DedupTest, CancelWritesNothing) {
 TEST_F(DedupTest, FoldersCompressionAndMixedFormats) {
   std::filesystem::create_directories(dir_.Path("tree/sub"));
   std::ofstream(dir_.Path("tree/b.txt")) << "second file words here and there again\n";
-  std::ofstream(dir_.Path("tree/sub/c.jsonl")) << "{\"id\":\"x\",\"text\":\"second file words here and there again\"}\n";
+  std::ofstream(dir_.Path("tree/sub/c.jsonl"))
+      << "{\"id\":\"x\",\"text\":\"second file words here and there again\"}\n";
   std::ofstream(dir_.Path("tree/a.txt")) << "first file with its own words only\n";
   ASSERT_EQ(std::system(("gzip " + dir_.Path("tree/a.txt")).c_str()), 0);
   DedupOptions o = Options(dir_.Path("tree"));
@@ -458,51 +483,56 @@ TEST_F(DedupTest, FoldersCompressionAndMixedFormats) {
   ASSERT_TRUE(report.ok()) << report.status().ToString();
   EXPECT_EQ(report->documents, 3u);
   EXPECT_EQ(report->duplicates, 1u);
-  EXPECT_EQ(ReadFile(o.kept_path), "first file with its own words only\nsecond file words here and there again\n");
+  EXPECT_EQ(ReadFile(o.kept_path),
+            "first file with its own words only\nsecond file words here and there again\n");
   // Identical texts: estimated Jaccard 1.
   EXPECT_EQ(ReadFile(o.dups_path), "x\t" + dir_.Path("tree/b.txt") + ":1\t1.0000\n");
 }
 
 TEST_F(DedupTest, AgainstASavedIndex) {
- for (DedupMethod method : {DedupMethod::kSimhash, DedupMethod::kAccurate}) {
-  const FingerprintOptions features =
-      method == DedupMethod::kSimhash ? FingerprintOptions{} : AccurateFingerprintOptions();
-  auto docs = MakeCorpus(11, 300);
-  std::vector<std::string> day1(docs.begin(), docs.begin() + 200), day2(docs.begin() + 150, docs.end());
-  std::string jsonl1, jsonl2;
-  for (size_t i = 0; i < day1.size(); ++i) jsonl1 += "{\"id\":\"d1-" + std::to_string(i) + "\",\"text\":\"" + day1[i] + "\"}\n";
-  for (size_t i = 0; i < day2.size(); ++i) jsonl2 += "{\"id\":\"d2-" + std::to_string(i) + "\",\"text\":\"" + day2[i] + "\"}\n";
-  DedupOptions first = Options(dir_.File("day1.jsonl", jsonl1));
-  first.similarity.method = method;
-  first.similarity.features = features;
-  first.save_index = dir_.Path("day1.idx");
-  auto r1 = RunDedup(first);
-  ASSERT_TRUE(r1.ok()) << r1.status().ToString();
-  ASSERT_TRUE(std::filesystem::exists(first.save_index + ".ids"));
-  const std::string day1_kept = ReadFile(first.kept_path);  // the second run writes the same path
-  DedupOptions second = Options(dir_.File("day2.jsonl", jsonl2));
-  second.similarity.method = method;
-  second.similarity.features = features;
-  second.against_indexes = {first.save_index};
-  auto r2 = RunDedup(second);
-  ASSERT_TRUE(r2.ok()) << r2.status().ToString();
-  // The 50 documents of day 2 that day 1 had (or their near copies) are duplicates of the index.
-  EXPECT_GE(r2->duplicates_of_index, 50u);
-  auto dups = ReadFile(second.dups_path);
-  EXPECT_NE(dups.find("\td1-"), std::string::npos) << "day-1 ids are named through INDEX.ids";
-  if (method == DedupMethod::kAccurate) continue;  // AgainstAnAccurateIndexEqualsBruteForce
-  // Nothing of day 2 that is kept is within k of a document the index holds (day 1's kept ones).
-  auto f = std::move(Fingerprinter::Create(features)).value();
-  auto text_of = [](const std::string& line) {
-    const auto start = line.find("\"text\":\"") + 8;
-    return line.substr(start, line.size() - start - 2);
-  };
-  std::vector<uint64_t> indexed;
-  for (const auto& line : Lines(day1_kept)) indexed.push_back(f->Fingerprint(text_of(line))->simhash);
-  for (const auto& line : Lines(ReadFile(second.kept_path))) {
-    EXPECT_EQ(CountWithin(indexed, f->Fingerprint(text_of(line))->simhash, 3), 0u) << line;
+  for (DedupMethod method : {DedupMethod::kSimhash, DedupMethod::kAccurate}) {
+    const FingerprintOptions features =
+        method == DedupMethod::kSimhash ? FingerprintOptions{} : AccurateFingerprintOptions();
+    auto docs = MakeCorpus(11, 300);
+    std::vector<std::string> day1(docs.begin(), docs.begin() + 200),
+        day2(docs.begin() + 150, docs.end());
+    std::string jsonl1, jsonl2;
+    for (size_t i = 0; i < day1.size(); ++i)
+      jsonl1 += "{\"id\":\"d1-" + std::to_string(i) + "\",\"text\":\"" + day1[i] + "\"}\n";
+    for (size_t i = 0; i < day2.size(); ++i)
+      jsonl2 += "{\"id\":\"d2-" + std::to_string(i) + "\",\"text\":\"" + day2[i] + "\"}\n";
+    DedupOptions first = Options(dir_.File("day1.jsonl", jsonl1));
+    first.similarity.method = method;
+    first.similarity.features = features;
+    first.save_index = dir_.Path("day1.idx");
+    auto r1 = RunDedup(first);
+    ASSERT_TRUE(r1.ok()) << r1.status().ToString();
+    ASSERT_TRUE(std::filesystem::exists(first.save_index + ".ids"));
+    const std::string day1_kept = ReadFile(first.kept_path);  // the second run writes the same path
+    DedupOptions second = Options(dir_.File("day2.jsonl", jsonl2));
+    second.similarity.method = method;
+    second.similarity.features = features;
+    second.against_indexes = {first.save_index};
+    auto r2 = RunDedup(second);
+    ASSERT_TRUE(r2.ok()) << r2.status().ToString();
+    // The 50 documents of day 2 that day 1 had (or their near copies) are duplicates of the index.
+    EXPECT_GE(r2->duplicates_of_index, 50u);
+    auto dups = ReadFile(second.dups_path);
+    EXPECT_NE(dups.find("\td1-"), std::string::npos) << "day-1 ids are named through INDEX.ids";
+    if (method == DedupMethod::kAccurate) continue;  // AgainstAnAccurateIndexEqualsBruteForce
+    // Nothing of day 2 that is kept is within k of a document the index holds (day 1's kept ones).
+    auto f = std::move(Fingerprinter::Create(features)).value();
+    auto text_of = [](const std::string& line) {
+      const auto start = line.find("\"text\":\"") + 8;
+      return line.substr(start, line.size() - start - 2);
+    };
+    std::vector<uint64_t> indexed;
+    for (const auto& line : Lines(day1_kept))
+      indexed.push_back(f->Fingerprint(text_of(line))->simhash);
+    for (const auto& line : Lines(ReadFile(second.kept_path))) {
+      EXPECT_EQ(CountWithin(indexed, f->Fingerprint(text_of(line))->simhash, 3), 0u) << line;
+    }
   }
- }
 }
 
 // Documents as JSONL lines with ids prefix + number.
@@ -530,7 +560,8 @@ std::string TextOf(const std::string& line) {
 TEST_F(DedupTest, AgainstAnAccurateIndexEqualsBruteForce) {
   auto docs = MakeGradedCorpus(31, testing::Sanitized() ? 60 : 150);
   const size_t cut = docs.size() * 6 / 10;
-  const std::vector<std::string> day1(docs.begin(), docs.begin() + static_cast<std::ptrdiff_t>(cut));
+  const std::vector<std::string> day1(docs.begin(),
+                                      docs.begin() + static_cast<std::ptrdiff_t>(cut));
   const std::vector<std::string> day2(docs.end() - static_cast<std::ptrdiff_t>(cut), docs.end());
   DedupOptions first = Options(dir_.File("day1.jsonl", Jsonl(day1, "d1-")));
   first.save_index = dir_.Path("day1.idx");
@@ -543,7 +574,8 @@ TEST_F(DedupTest, AgainstAnAccurateIndexEqualsBruteForce) {
   auto signer = std::move(DocumentSigner::Create({})).value();
   EXPECT_EQ(info->settings, signer->settings());
   std::vector<std::pair<std::string, Signature>> indexed;  // day 1's kept documents, in order
-  for (const auto& line : Lines(ReadFile(first.kept_path))) indexed.emplace_back(IdOf(line), *signer->Sign(TextOf(line)));
+  for (const auto& line : Lines(ReadFile(first.kept_path)))
+    indexed.emplace_back(IdOf(line), *signer->Sign(TextOf(line)));
 
   DedupOptions second = Options(dir_.File("day2.jsonl", Jsonl(day2, "d2-")));
   second.against_indexes = {first.save_index};
@@ -598,15 +630,18 @@ TEST_F(DedupTest, AgainstAnIndexOfOtherSettings) {
   o.against_indexes = {first.save_index};
   auto refused = RunDedup(o);
   ASSERT_EQ(refused.status().code(), Status::Code::kInvalidArgument);
-  EXPECT_NE(refused.status().message().find(first.save_index + " was built with other settings: "), std::string::npos)
+  EXPECT_NE(refused.status().message().find(first.save_index + " was built with other settings: "),
+            std::string::npos)
       << refused.status().ToString();
-  EXPECT_NE(refused.status().message().find("threshold 0.7 here, 0.8 in the index"), std::string::npos)
+  EXPECT_NE(refused.status().message().find("threshold 0.7 here, 0.8 in the index"),
+            std::string::npos)
       << refused.status().ToString();
 
   o.similarity.method = DedupMethod::kSimhash;
   refused = RunDedup(o);
   ASSERT_EQ(refused.status().code(), Status::Code::kInvalidArgument);
-  EXPECT_NE(refused.status().message().find("method simhash here, accurate in the index"), std::string::npos)
+  EXPECT_NE(refused.status().message().find("method simhash here, accurate in the index"),
+            std::string::npos)
       << refused.status().ToString();
 
   // The index's settings taken for the run: the same outputs as a run given them.
@@ -626,8 +661,9 @@ TEST_F(DedupTest, AgainstAnIndexOfOtherSettings) {
   given.against_indexes = {first.save_index, other.save_index};
   refused = RunDedup(given);
   ASSERT_EQ(refused.status().code(), Status::Code::kInvalidArgument);
-  EXPECT_NE(refused.status().message().find(other.save_index + " was built with other settings: bands 20x6 here, "
-                                            "20x4 in the index; threshold 0.8 here, 0.7 in the index"),
+  EXPECT_NE(refused.status().message().find(
+                other.save_index + " was built with other settings: bands 20x6 here, "
+                                   "20x4 in the index; threshold 0.8 here, 0.7 in the index"),
             std::string::npos)
       << refused.status().ToString();
   o.against_indexes = {first.save_index, other.save_index};
@@ -641,7 +677,8 @@ TEST_F(DedupTest, AgainstAnIndexOfOtherSettings) {
             std::string::npos)
       << refused.status().ToString();
   o.against_indexes = {};
-  EXPECT_EQ(RunDedup(o).status().code(), Status::Code::kInvalidArgument);  // no index to take them from
+  EXPECT_EQ(RunDedup(o).status().code(),
+            Status::Code::kInvalidArgument);  // no index to take them from
 }
 
 // A version-1 index (tests/data/index_v1, written before index files recorded their settings) is
@@ -655,14 +692,17 @@ TEST_F(DedupTest, AgainstAVersionOneIndex) {
   ASSERT_TRUE(report.ok()) << report.status().ToString();
   EXPECT_EQ(report->duplicates_of_index, 10u);
   ASSERT_EQ(report->warnings.size(), 1u);
-  EXPECT_NE(report->warnings[0].find(dir + "simhash.idx records no settings"), std::string::npos) << report->warnings[0];
+  EXPECT_NE(report->warnings[0].find(dir + "simhash.idx records no settings"), std::string::npos)
+      << report->warnings[0];
   std::string want;
-  for (int line = 1; line <= 10; ++line) want += std::to_string(line) + "\told-" + std::to_string(line - 1) + "\t0\n";
+  for (int line = 1; line <= 10; ++line)
+    want += std::to_string(line) + "\told-" + std::to_string(line - 1) + "\t0\n";
   EXPECT_EQ(ReadFile(o.dups_path), want);
   o.against_settings = true;
   auto refused = RunDedup(o);
   ASSERT_EQ(refused.status().code(), Status::Code::kInvalidArgument);
-  EXPECT_NE(refused.status().message().find("records no settings"), std::string::npos) << refused.status().ToString();
+  EXPECT_NE(refused.status().message().find("records no settings"), std::string::npos)
+      << refused.status().ToString();
 }
 
 TEST_F(DedupTest, BadOptions) {
@@ -685,7 +725,8 @@ TEST_F(DedupTest, BadOptions) {
   }
   o.similarity.threshold = 0.8;
   o.similarity.features = AccurateFingerprintOptions();
-  o.similarity.features->weighting = FeatureWeighting::kOccurrences;  // the sketch needs distinct features
+  o.similarity.features->weighting =
+      FeatureWeighting::kOccurrences;  // the sketch needs distinct features
   EXPECT_EQ(RunDedup(o).status().code(), Status::Code::kInvalidArgument);
   o.similarity.features = AccurateFingerprintOptions();
   o.similarity.features->folding_table = dir_.Path("no-such-table.ocd2");
@@ -699,12 +740,14 @@ TEST_F(DedupTest, BadOptions) {
   EXPECT_TRUE(RunDedup(o).ok());
 }
 
-// Documents without features (blank lines, symbols only) are kept or dropped, never matched: not with
-// each other (their fingerprints and sketches are all zero), not with an index, in both methods.
+// Documents without features (blank lines, symbols only) are kept or dropped, never matched: not
+// with each other (their fingerprints and sketches are all zero), not with an index, in both
+// methods.
 TEST_F(DedupTest, DocumentsWithoutFeaturesAreNeverMatched) {
-  const std::string input = dir_.File("mixed.txt",
-                                      "alpha beta gamma delta epsilon zeta\n\n!!! ???\n\xE2\x96\xA1\xE2\x96\xA1\xEF\xBC\x8C\n"
-                                      "alpha beta gamma delta epsilon zeta\n\n");
+  const std::string input = dir_.File(
+      "mixed.txt",
+      "alpha beta gamma delta epsilon zeta\n\n!!! ???\n\xE2\x96\xA1\xE2\x96\xA1\xEF\xBC\x8C\n"
+      "alpha beta gamma delta epsilon zeta\n\n");
   for (DedupMethod method : {DedupMethod::kAccurate, DedupMethod::kSimhash}) {
     DedupOptions o = Options(input);
     o.similarity.method = method;
@@ -716,10 +759,13 @@ TEST_F(DedupTest, DocumentsWithoutFeaturesAreNeverMatched) {
     EXPECT_EQ(kept->empty_documents, 4u);
     EXPECT_EQ(kept->kept, 5u);
     EXPECT_EQ(kept->duplicates, 1u);
-    EXPECT_EQ(ReadFile(o.kept_path), "alpha beta gamma delta epsilon zeta\n\n!!! ???\n\xE2\x96\xA1\xE2\x96\xA1\xEF\xBC\x8C\n\n");
+    EXPECT_EQ(
+        ReadFile(o.kept_path),
+        "alpha beta gamma delta epsilon zeta\n\n!!! ???\n\xE2\x96\xA1\xE2\x96\xA1\xEF\xBC\x8C\n\n");
     EXPECT_EQ(Lines(ReadFile(o.dups_path)).size(), 1u);
     EXPECT_EQ(ReadFile(o.pairs_path).find("\t2\t"), std::string::npos);
-    EXPECT_NE(ReadFile(o.report_path).find("\"empty_documents\":4,\"empty_documents_kept\":true"), std::string::npos);
+    EXPECT_NE(ReadFile(o.report_path).find("\"empty_documents\":4,\"empty_documents_kept\":true"),
+              std::string::npos);
 
     // Against the saved index (which holds only the document with features): the empty ones stay.
     DedupOptions again = Options(input);
@@ -751,7 +797,8 @@ TEST_F(DedupTest, ReportNamesTheFieldsThatVary) {
   o.pairs_path.clear();  // clustering mode: which candidates are verified depends on thread timing
   auto first = RunDedup(o);
   ASSERT_TRUE(first.ok());
-  EXPECT_EQ(first->RunDependentFields(), (std::vector<std::string>{"stages", "seconds", "pairs", "candidates"}));
+  EXPECT_EQ(first->RunDependentFields(),
+            (std::vector<std::string>{"stages", "seconds", "pairs", "candidates"}));
   for (int run = 0; run < 3; ++run) {
     o.threads = 1 + run % 2;
     auto again = RunDedup(o);
@@ -770,24 +817,28 @@ TEST_F(DedupTest, ReportNamesTheFieldsThatVary) {
   ASSERT_TRUE(all_again.ok());
   EXPECT_EQ(all_again->pairs, all->pairs);
   EXPECT_EQ(all_again->candidates, all->candidates);
-  EXPECT_NE(ReadFile(o.report_path).find("\"run_dependent\":[\"stages\",\"seconds\"]"), std::string::npos);
+  EXPECT_NE(ReadFile(o.report_path).find("\"run_dependent\":[\"stages\",\"seconds\"]"),
+            std::string::npos);
 }
 
 TEST_F(DedupTest, RepeatedIdsAreCountedOrRefused) {
-  std::string a = dir_.File("a.jsonl", "{\"id\":\"x\",\"text\":\"one two three four five\"}\n"
-                                       "{\"id\":\"y\",\"text\":\"six seven eight nine ten\"}\n");
-  std::string b = dir_.File("b.jsonl", "{\"id\":\"z\",\"text\":\"eleven twelve thirteen\"}\n"
-                                       "{\"id\":\"y\",\"text\":\"fourteen fifteen sixteen\"}\n"
-                                       "{\"id\":\"x\",\"text\":\"seventeen eighteen nineteen\"}\n"
-                                       "{\"id\":\"y\",\"text\":\"twenty twenty-one twenty-two\"}\n");
+  std::string a = dir_.File("a.jsonl",
+                            "{\"id\":\"x\",\"text\":\"one two three four five\"}\n"
+                            "{\"id\":\"y\",\"text\":\"six seven eight nine ten\"}\n");
+  std::string b = dir_.File("b.jsonl",
+                            "{\"id\":\"z\",\"text\":\"eleven twelve thirteen\"}\n"
+                            "{\"id\":\"y\",\"text\":\"fourteen fifteen sixteen\"}\n"
+                            "{\"id\":\"x\",\"text\":\"seventeen eighteen nineteen\"}\n"
+                            "{\"id\":\"y\",\"text\":\"twenty twenty-one twenty-two\"}\n");
   DedupOptions o = Options(a);
   o.inputs = {a, b};
   auto report = RunDedup(o);
   ASSERT_TRUE(report.ok()) << report.status().ToString();
   EXPECT_EQ(report->duplicate_ids, 3u);
   ASSERT_EQ(report->warnings.size(), 1u);
-  EXPECT_EQ(report->warnings[0], "3 documents have the id of an earlier document (first: 'y' at " + a + ":2 and " +
-                                     b + ":2); outputs name them alike (--unique-ids refuses them)");
+  EXPECT_EQ(report->warnings[0], "3 documents have the id of an earlier document (first: 'y' at " +
+                                     a + ":2 and " + b +
+                                     ":2); outputs name them alike (--unique-ids refuses them)");
   EXPECT_NE(ReadFile(o.report_path).find("\"duplicate_ids\":3,"), std::string::npos);
   o.unique_ids = true;
   report = RunDedup(o);
@@ -817,7 +868,8 @@ TEST_F(DedupTest, FieldsNoDocumentHasAreRefused) {
   o.priority_field = "score";
   report = RunDedup(o);
   ASSERT_FALSE(report.ok());
-  EXPECT_EQ(report.status().message(), "no document has the priority field 'score' (a JSONL number field)");
+  EXPECT_EQ(report.status().message(),
+            "no document has the priority field 'score' (a JSONL number field)");
   o.threads = 1025;
   EXPECT_FALSE(RunDedup(o).ok());
 }
@@ -832,14 +884,16 @@ TEST_F(DedupTest, InputNamesFoldersAndByteOrderMarks) {
   EXPECT_EQ(ReadFile(o.dups_path), "2\t1\t1.0000\n");
   ASSERT_EQ(report->warnings.size(), 1u);
   EXPECT_EQ(report->warnings[0].rfind(json + ": read as plain text", 0), 0u) << report->warnings[0];
-  EXPECT_NE(ReadFile(o.report_path).find("\"warnings\":[\"" + json + ": read as plain text"), std::string::npos);
+  EXPECT_NE(ReadFile(o.report_path).find("\"warnings\":[\"" + json + ": read as plain text"),
+            std::string::npos);
   std::string upper = dir_.File("B.JSONL", line);
   o.inputs = {upper};
   report = RunDedup(o);
   ASSERT_TRUE(report.ok()) << report.status().ToString();
   EXPECT_TRUE(report->warnings.empty());
   // A byte order mark is in no text or id, and the kept copy keeps it.
-  std::string bom = dir_.File("bom.jsonl", "\xEF\xBB\xBF" + line + "{\"id\":\"y\",\"text\":\"one two three four five\"}\n");
+  std::string bom = dir_.File(
+      "bom.jsonl", "\xEF\xBB\xBF" + line + "{\"id\":\"y\",\"text\":\"one two three four five\"}\n");
   o.inputs = {bom};
   ASSERT_TRUE(RunDedup(o).ok());
   EXPECT_EQ(ReadFile(o.dups_path), "y\tx\t1.0000\n");

@@ -1,5 +1,7 @@
-// Pass 1: one thread reads lines in batches, worker threads parse and fingerprint them, and the calling
-// thread appends the results to the table in input order.
+// Pass 1: one thread reads lines in batches, worker threads parse and fingerprint them, and the
+// calling thread appends the results to the table in input order.
+#include "dedup/documents.h"
+
 #include <algorithm>
 #include <condition_variable>
 #include <deque>
@@ -8,7 +10,6 @@
 #include <mutex>
 #include <thread>
 
-#include "dedup/documents.h"
 #include "neardup/input.h"
 
 namespace neardup::dedup_internal {
@@ -90,9 +91,7 @@ class Pipeline {
   Next Collect(uint64_t sequence, std::chrono::milliseconds timeout, std::unique_ptr<Batch>* out,
                Status* status) {
     std::unique_lock lock(mutex_);
-    auto ready = [&] {
-      return finished_.count(sequence) || (reading_done_ && in_flight_ == 0);
-    };
+    auto ready = [&] { return finished_.count(sequence) || (reading_done_ && in_flight_ == 0); };
     if (!done_.wait_for(lock, timeout, ready)) return Next::kTimeout;
     auto it = finished_.find(sequence);
     if (it == finished_.end()) {
@@ -126,8 +125,8 @@ class Pipeline {
   Status read_status_;
 };
 
-void ReadAll(const std::vector<InputFile>& files, uint64_t max_line_bytes, std::atomic<uint64_t>* bytes_read,
-             Pipeline* pipeline) {
+void ReadAll(const std::vector<InputFile>& files, uint64_t max_line_bytes,
+             std::atomic<uint64_t>* bytes_read, Pipeline* pipeline) {
   uint64_t sequence = 0, position = 0;
   auto batch = std::make_unique<Batch>();
   std::string scratch;
@@ -137,7 +136,8 @@ void ReadAll(const std::vector<InputFile>& files, uint64_t max_line_bytes, std::
     if (!reader.ok()) {
       // The reader's message names the path it read; a spooled input is named as the user gave it.
       const bool spooled = files[f].read_path != files[f].name;
-      pipeline->FinishReading(spooled ? reader.status().WithContext(files[f].name) : reader.status());
+      pipeline->FinishReading(spooled ? reader.status().WithContext(files[f].name)
+                                      : reader.status());
       return;
     }
     while (true) {
@@ -175,10 +175,11 @@ void ReadAll(const std::vector<InputFile>& files, uint64_t max_line_bytes, std::
   pipeline->FinishReading(Status::OK());
 }
 
-void Work(const std::vector<InputFile>& files, const DedupOptions& options, const DocumentSigner& signer,
-          Pipeline* pipeline) {
+void Work(const std::vector<InputFile>& files, const DedupOptions& options,
+          const DocumentSigner& signer, Pipeline* pipeline) {
   DocumentSigner::Session session(signer);
-  const std::string number_field = options.keep == KeepRule::kPriority ? options.priority_field : "";
+  const std::string number_field =
+      options.keep == KeepRule::kPriority ? options.priority_field : "";
   JsonlParser parser(options.id_field, options.text_field, number_field);
   parser.set_replace_invalid_utf8(signer.options().features->invalid_utf8 == InvalidUtf8::kReplace);
   JsonlParser::Fields fields;
@@ -210,9 +211,10 @@ void Work(const std::vector<InputFile>& files, const DedupOptions& options, cons
       }
       r.length = static_cast<uint32_t>(std::min<uint64_t>(text.size(), UINT32_MAX));
       // An empty document gets fingerprint 0, an all-zero sketch and band keys: never joined.
-      Status signed_ok = session.Sign(text, SignatureSlot{&r.fingerprint, &r.empty,
-                                                           std::span(batch->sketches).subspan(i * sketch_bytes, sketch_bytes),
-                                                           std::span(batch->band_keys).subspan(i * bands, bands)});
+      Status signed_ok = session.Sign(
+          text, SignatureSlot{&r.fingerprint, &r.empty,
+                              std::span(batch->sketches).subspan(i * sketch_bytes, sketch_bytes),
+                              std::span(batch->band_keys).subspan(i * bands, bands)});
       if (!signed_ok.ok()) r.error = signed_ok.message();
     }
     pipeline->Done(std::move(batch));
@@ -223,21 +225,26 @@ void Work(const std::vector<InputFile>& files, const DedupOptions& options, cons
 
 void DocumentTable::AddId(const std::string* explicit_id) {
   if (explicit_id == nullptr && id_lengths_.empty()) return;  // every id so far is a line
-  if (id_lengths_.empty()) {  // the first id field: the documents before it are named by their lines
+  if (id_lengths_
+          .empty()) {  // the first id field: the documents before it are named by their lines
     id_lengths_.assign(size() - 1, 0);
     named_by_line_.assign(size() - 1, true);
     id_run_starts_.assign((size() - 1 + kIdRun - 1) / kIdRun, 0);
   }
   if (id_lengths_.size() % kIdRun == 0) id_run_starts_.push_back(id_bytes_.size());
   if (explicit_id != nullptr) id_bytes_.append(*explicit_id);
-  // Ids come from lines of at most max_line_bytes; longer than 4 GB is cut (never reached in practice).
-  id_lengths_.push_back(explicit_id != nullptr ? static_cast<uint32_t>(std::min<size_t>(explicit_id->size(), UINT32_MAX)) : 0);
+  // Ids come from lines of at most max_line_bytes; longer than 4 GB is cut (never reached in
+  // practice).
+  id_lengths_.push_back(explicit_id != nullptr ? static_cast<uint32_t>(std::min<size_t>(
+                                                     explicit_id->size(), UINT32_MAX))
+                                               : 0);
   named_by_line_.push_back(explicit_id == nullptr);
 }
 
 void DocumentTable::ReserveIds(size_t expected) {
   if (id_lengths_.empty() || expected <= id_lengths_.size()) return;
-  const double per_document = static_cast<double>(id_bytes_.size()) / static_cast<double>(id_lengths_.size());
+  const double per_document =
+      static_cast<double>(id_bytes_.size()) / static_cast<double>(id_lengths_.size());
   id_bytes_.reserve(static_cast<size_t>(per_document * static_cast<double>(expected)));
   id_lengths_.reserve(expected);
   named_by_line_.reserve(expected);
@@ -245,11 +252,13 @@ void DocumentTable::ReserveIds(size_t expected) {
 }
 
 uint64_t DocumentTable::LineOrdinal(size_t d) const {
-  // Document d is the (d+1)-th line that is not bad: find the line ordinal L = d + (bad lines <= L).
+  // Document d is the (d+1)-th line that is not bad: find the line ordinal L = d + (bad lines <=
+  // L).
   uint64_t skipped_before = 0;
   while (true) {
     const auto bad = static_cast<uint64_t>(
-        std::upper_bound(bad_lines.begin(), bad_lines.end(), d + skipped_before) - bad_lines.begin());
+        std::upper_bound(bad_lines.begin(), bad_lines.end(), d + skipped_before) -
+        bad_lines.begin());
     if (bad == skipped_before) return d + skipped_before;
     skipped_before = bad;
   }
@@ -269,7 +278,8 @@ std::string DocumentTable::id(size_t d) const {
     return id_bytes_.substr(begin, id_lengths_[d]);
   }
   const auto [file, line] = FileAndLine(d);
-  return file_names.size() > 1 ? file_names[file] + ":" + std::to_string(line) : std::to_string(line);
+  return file_names.size() > 1 ? file_names[file] + ":" + std::to_string(line)
+                               : std::to_string(line);
 }
 
 void DocumentTable::ForEachId(const std::function<void(size_t, std::string_view)>& on_id) const {
@@ -302,7 +312,8 @@ Status ReadDocuments(const std::vector<InputFile>& files, const DedupOptions& op
   for (int t = 0; t < threads; ++t) {
     workers.emplace_back([&] { Work(files, options, signer, &pipeline); });
   }
-  const bool want_lengths = options.keep == KeepRule::kLongest || options.keep == KeepRule::kShortest;
+  const bool want_lengths =
+      options.keep == KeepRule::kLongest || options.keep == KeepRule::kShortest;
   const bool want_priorities = options.keep == KeepRule::kPriority;
   Status status;
   uint64_t sequence = 0;
@@ -321,10 +332,11 @@ Status ReadDocuments(const std::vector<InputFile>& files, const DedupOptions& op
     }
     ++sequence;
     if (!reserved && table->bytes >= kBatchBytes) {
-      // The per-document arrays are sized once from the input size and the documents seen so far, so
-      // that they do not double (and briefly need three times their size) while growing.
+      // The per-document arrays are sized once from the input size and the documents seen so far,
+      // so that they do not double (and briefly need three times their size) while growing.
       reserved = true;
-      const double estimate = 1.1 * static_cast<double>(total_bytes) * static_cast<double>(table->documents) /
+      const double estimate = 1.1 * static_cast<double>(total_bytes) *
+                              static_cast<double>(table->documents) /
                               static_cast<double>(table->bytes);
       const auto expected = static_cast<size_t>(std::min(estimate, 4.3e9)) + 4096;
       signatures->fingerprints.reserve(expected);
@@ -339,17 +351,22 @@ Status ReadDocuments(const std::vector<InputFile>& files, const DedupOptions& op
       while (table->file_starts.size() <= line.file) table->file_starts.push_back(table->lines);
       const uint64_t ordinal = table->lines++;
       if (r.empty && options.empty == EmptyPolicy::kFail) {
-        r.error = "no features: a blank line or text of symbols only (--empty keep or drop lets it through)";
+        r.error =
+            "no features: a blank line or text of symbols only (--empty keep or drop lets it "
+            "through)";
       }
       if (!r.error.empty()) {
-        std::string message = files[line.file].name + ":" + std::to_string(line.number) + ": " + r.error;
+        std::string message =
+            files[line.file].name + ":" + std::to_string(line.number) + ": " + r.error;
         if (options.on_error == ErrorPolicy::kFail) {
-          status = Status::InvalidArgument(message + " (--on-error skip leaves such documents out)");
+          status =
+              Status::InvalidArgument(message + " (--on-error skip leaves such documents out)");
           break;
         }
         table->bad_lines.push_back(ordinal);
         ++table->skipped;
-        if (table->first_errors.size() < kMaxErrorsKept) table->first_errors.push_back(std::move(message));
+        if (table->first_errors.size() < kMaxErrorsKept)
+          table->first_errors.push_back(std::move(message));
         continue;
       }
       if (r.empty) table->empty_documents.push_back(static_cast<uint32_t>(table->documents));
@@ -357,12 +374,14 @@ Status ReadDocuments(const std::vector<InputFile>& files, const DedupOptions& op
       ++table->documents;
       if (signer.sketcher() != nullptr) {
         const size_t bytes = signer.sketch_bytes(), bands = signer.bands();
-        signatures->sketches.insert(signatures->sketches.end(),
-                                    batch->sketches.begin() + static_cast<std::ptrdiff_t>(i * bytes),
-                                    batch->sketches.begin() + static_cast<std::ptrdiff_t>((i + 1) * bytes));
-        signatures->band_keys.insert(signatures->band_keys.end(),
-                                     batch->band_keys.begin() + static_cast<std::ptrdiff_t>(i * bands),
-                                     batch->band_keys.begin() + static_cast<std::ptrdiff_t>((i + 1) * bands));
+        signatures->sketches.insert(
+            signatures->sketches.end(),
+            batch->sketches.begin() + static_cast<std::ptrdiff_t>(i * bytes),
+            batch->sketches.begin() + static_cast<std::ptrdiff_t>((i + 1) * bytes));
+        signatures->band_keys.insert(
+            signatures->band_keys.end(),
+            batch->band_keys.begin() + static_cast<std::ptrdiff_t>(i * bands),
+            batch->band_keys.begin() + static_cast<std::ptrdiff_t>((i + 1) * bands));
       }
       if (want_lengths) table->lengths.push_back(r.length);
       if (want_priorities) table->priorities.push_back(r.priority);

@@ -21,19 +21,23 @@ struct InputFile {
   std::string name;       // as the user named it ("-" for standard input)
   std::string read_path;  // where to read it (standard input is spooled to a temporary file)
   bool jsonl = false;
-  uint64_t size = 0;      // bytes on disk
+  uint64_t size = 0;  // bytes on disk
 };
 
-// Expands folders (recursively, in name order), decides each file's format, and copies standard input
-// and pipes to files named spool_path + ".N" (so that the second pass can read them again). NotFound naming a missing input;
-// InvalidArgument for an input that is neither a file nor a folder, or "-" given twice.
-Result<std::vector<InputFile>> ExpandInputs(const DedupOptions& options, const std::string& spool_path);
+// Expands folders (recursively, in name order), decides each file's format, and copies standard
+// input and pipes to files named spool_path + ".N" (so that the second pass can read them again).
+// NotFound naming a missing input; InvalidArgument for an input that is neither a file nor a
+// folder, or "-" given twice.
+Result<std::vector<InputFile>> ExpandInputs(const DedupOptions& options,
+                                            const std::string& spool_path);
 
 // Warnings about how the inputs will be read (a .json name read as plain text), for the report.
-std::vector<std::string> InputWarnings(const std::vector<InputFile>& files, const DedupOptions& options);
+std::vector<std::string> InputWarnings(const std::vector<InputFile>& files,
+                                       const DedupOptions& options);
 
 // What pass 1 computes per document for the matching and the join, in document order. The job reads
-// it to match the --against indexes, then hands it whole to the grouping, which compacts it in place.
+// it to match the --against indexes, then hands it whole to the grouping, which compacts it in
+// place.
 struct Signatures {
   std::vector<uint64_t> fingerprints;  // one per document
   std::vector<uint8_t> sketches;       // kAccurate: sketch_bytes() per document
@@ -44,19 +48,19 @@ struct Signatures {
 // the text. Documents without an id field are named by their line ("12", or "path:12" with several
 // inputs), computed when asked, so plain-text inputs store no ids at all.
 struct DocumentTable {
-  std::vector<uint32_t> lengths;     // text bytes (KeepRule::kLongest / kShortest only)
-  std::vector<double> priorities;    // KeepRule::kPriority only (absent field: lowest)
-  std::vector<uint64_t> bad_lines;   // input-line ordinals of skipped documents, ascending
+  std::vector<uint32_t> lengths;          // text bytes (KeepRule::kLongest / kShortest only)
+  std::vector<double> priorities;         // KeepRule::kPriority only (absent field: lowest)
+  std::vector<uint64_t> bad_lines;        // input-line ordinals of skipped documents, ascending
   std::vector<uint32_t> empty_documents;  // documents without features (EmptyPolicy), ascending
-  std::vector<uint64_t> file_starts; // input-line ordinal of each file's first line
+  std::vector<uint64_t> file_starts;      // input-line ordinal of each file's first line
   std::vector<std::string> file_names;
-  uint64_t lines = 0;                // input lines read, skipped ones included
-  uint64_t bytes = 0;                // bytes of those lines
+  uint64_t lines = 0;  // input lines read, skipped ones included
+  uint64_t bytes = 0;  // bytes of those lines
   uint64_t skipped = 0;
   std::vector<std::string> first_errors;
 
-  size_t documents = 0;              // documents read (bad ones skipped)
-  size_t jsonl_documents = 0;        // of them, from JSONL inputs
+  size_t documents = 0;                // documents read (bad ones skipped)
+  size_t jsonl_documents = 0;          // of them, from JSONL inputs
   size_t documents_with_priority = 0;  // of them, with the priority field
 
   // Whether some document has an id field (else every document is named by its line).
@@ -71,7 +75,8 @@ struct DocumentTable {
 
   // Records the id of the next document: an id field's value, or none (the line names it).
   void AddId(const std::string* explicit_id);
-  // Sizes the id storage for `expected` documents like those seen so far (no doubling while growing).
+  // Sizes the id storage for `expected` documents like those seen so far (no doubling while
+  // growing).
   void ReserveIds(size_t expected);
 
   // The id of document d.
@@ -95,14 +100,14 @@ struct DocumentTable {
   std::vector<bool> named_by_line_;
 };
 
-// Reads every line of `files`, signs the documents on `threads` threads (kAccurate: the fingerprint,
-// sketch and band keys; kSimhash: the fingerprint) into *signatures, and fills *table, both in input
-// order (the result does not depend on the thread count). Bad documents fail the call as
-// "path:line: message" (ErrorPolicy::kFail) or are counted in the table (kSkip). Documents without
-// features get fingerprint 0 and an all-zero sketch and are listed in table->empty_documents, or fail
-// the call (EmptyPolicy::kFail).
-// While it runs, *documents_done counts the documents appended and *bytes_read is the reader's
-// position in the input bytes (for a progress display on another thread).
+// Reads every line of `files`, signs the documents on `threads` threads (kAccurate: the
+// fingerprint, sketch and band keys; kSimhash: the fingerprint) into *signatures, and fills *table,
+// both in input order (the result does not depend on the thread count). Bad documents fail the call
+// as "path:line: message" (ErrorPolicy::kFail) or are counted in the table (kSkip). Documents
+// without features get fingerprint 0 and an all-zero sketch and are listed in
+// table->empty_documents, or fail the call (EmptyPolicy::kFail). While it runs, *documents_done
+// counts the documents appended and *bytes_read is the reader's position in the input bytes (for a
+// progress display on another thread).
 Status ReadDocuments(const std::vector<InputFile>& files, const DedupOptions& options,
                      const DocumentSigner& signer, int threads,
                      std::atomic<uint64_t>* documents_done, std::atomic<uint64_t>* bytes_read,

@@ -34,7 +34,8 @@ DuplicateIds FindDuplicateIds(const DocumentTable& table) {
   // The ids with those hashes, compared as text.
   std::vector<std::pair<std::string, size_t>> candidates;
   table.ForEachId([&](size_t d, std::string_view id) {
-    if (std::binary_search(repeated.begin(), repeated.end(), HashOf(id))) candidates.emplace_back(id, d);
+    if (std::binary_search(repeated.begin(), repeated.end(), HashOf(id)))
+      candidates.emplace_back(id, d);
   });
   std::sort(candidates.begin(), candidates.end());
   for (size_t i = 1; i < candidates.size(); ++i) {

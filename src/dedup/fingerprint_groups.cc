@@ -19,9 +19,11 @@ struct Entry {
   }
 };
 
-// Points every document of a sorted run of equal fingerprints at the run's first (smallest) document.
+// Points every document of a sorted run of equal fingerprints at the run's first (smallest)
+// document.
 template <typename Fingerprint, typename Document, typename It>
-void MarkRuns(It begin, It end, Fingerprint fingerprint, Document document, std::vector<uint32_t>& group_of) {
+void MarkRuns(It begin, It end, Fingerprint fingerprint, Document document,
+              std::vector<uint32_t>& group_of) {
   for (It run = begin; run != end;) {
     const uint32_t leader = document(*run);
     const uint64_t value = fingerprint(*run);
@@ -31,8 +33,8 @@ void MarkRuns(It begin, It end, Fingerprint fingerprint, Document document, std:
 
 }  // namespace
 
-void GroupIdenticalFingerprints(std::vector<uint64_t>* fingerprints, std::vector<uint32_t>* group_of,
-                                int threads) {
+void GroupIdenticalFingerprints(std::vector<uint64_t>* fingerprints,
+                                std::vector<uint32_t>* group_of, int threads) {
   std::vector<uint64_t>& fp = *fingerprints;
   std::vector<uint32_t>& group = *group_of;
   const auto n = static_cast<uint32_t>(fp.size());
@@ -55,7 +57,9 @@ void GroupIdenticalFingerprints(std::vector<uint64_t>* fingerprints, std::vector
       }
       std::sort(docs.begin(), docs.end(),
                 [&](uint32_t x, uint32_t y) { return fp[x] != fp[y] ? fp[x] < fp[y] : x < y; });
-      MarkRuns(docs.begin(), docs.end(), [&](uint32_t d) { return fp[d]; }, [](uint32_t d) { return d; }, group);
+      MarkRuns(
+          docs.begin(), docs.end(), [&](uint32_t d) { return fp[d]; }, [](uint32_t d) { return d; },
+          group);
       ++b;
       continue;
     }
@@ -83,8 +87,9 @@ void GroupIdenticalFingerprints(std::vector<uint64_t>* fingerprints, std::vector
         auto begin = scratch.begin() + static_cast<std::ptrdiff_t>(offsets[k]);
         auto end = scratch.begin() + static_cast<std::ptrdiff_t>(offsets[k + 1]);
         std::sort(begin, end);
-        MarkRuns(begin, end, [](const Entry& x) { return x.fingerprint; },
-                 [](const Entry& x) { return x.document; }, group);
+        MarkRuns(
+            begin, end, [](const Entry& x) { return x.fingerprint; },
+            [](const Entry& x) { return x.document; }, group);
       }
     };
     const size_t parts = total < 65536 ? 1 : static_cast<size_t>(std::max(1, threads));
@@ -104,8 +109,8 @@ void GroupIdenticalFingerprints(std::vector<uint64_t>* fingerprints, std::vector
     b = e;
   }
   std::vector<Entry>().swap(scratch);
-  // Pass 2, in document order: leaders get group numbers, the others their leader's; the fingerprints
-  // are compacted in place (group g's leader is document >= g).
+  // Pass 2, in document order: leaders get group numbers, the others their leader's; the
+  // fingerprints are compacted in place (group g's leader is document >= g).
   uint32_t next = 0;
   for (uint32_t d = 0; d < n; ++d) {
     const uint32_t leader = group[d];

@@ -59,7 +59,8 @@ Result<IdTable> IdTable::Load(const std::string& path) {
   auto more = (*reader)->ReadLine(&line, 1 << 20);
   if (!more.ok() || !*more) return corrupt(1, "missing header");
   unsigned long long count = 0;
-  if (line.rfind("neardup-ids\t1\t", 0) != 0 || std::sscanf(line.c_str() + 14, "%llu", &count) != 1) {
+  if (line.rfind("neardup-ids\t1\t", 0) != 0 ||
+      std::sscanf(line.c_str() + 14, "%llu", &count) != 1) {
     return corrupt(1, "not a neardup id file of version 1");
   }
   IdTable table;
@@ -79,7 +80,8 @@ Result<IdTable> IdTable::Load(const std::string& path) {
   const std::string expected = "end\t" + Hex(XXH3_64bits_digest(state));
   XXH3_freeState(state);
   more = (*reader)->ReadLine(&line, 1 << 20);
-  if (!more.ok() || !*more || line != expected) return corrupt(count + 2, "checksum mismatch or truncated");
+  if (!more.ok() || !*more || line != expected)
+    return corrupt(count + 2, "checksum mismatch or truncated");
   return table;
 }
 

@@ -17,11 +17,13 @@ namespace fs = std::filesystem;
 // The file name's extension before any .gz / .zst, in lower case ("jsonl" for "A.JSONL.GZ").
 std::string Extension(const std::string& path) {
   std::string name = fs::path(path).filename().string();
-  std::transform(name.begin(), name.end(), name.begin(),
-                 [](char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; });
+  std::transform(name.begin(), name.end(), name.begin(), [](char c) {
+    return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c;
+  });
   for (const char* suffix : {".gz", ".zst"}) {
     const size_t n = std::strlen(suffix);
-    if (name.size() > n && name.compare(name.size() - n, n, suffix) == 0) name.resize(name.size() - n);
+    if (name.size() > n && name.compare(name.size() - n, n, suffix) == 0)
+      name.resize(name.size() - n);
   }
   const size_t dot = name.rfind('.');
   return dot == std::string::npos || dot == 0 ? std::string() : name.substr(dot + 1);
@@ -36,7 +38,8 @@ bool LooksLikeJsonl(const std::string& name) {
 Status Spool(std::FILE* in, const std::string& name, const std::string& spool_path,
              const std::atomic<bool>* cancel, uint64_t* size) {
   std::FILE* out = std::fopen(spool_path.c_str(), "wb");
-  if (out == nullptr) return Status::IOError(spool_path + ": cannot create: " + std::strerror(errno));
+  if (out == nullptr)
+    return Status::IOError(spool_path + ": cannot create: " + std::strerror(errno));
   std::vector<char> buffer(1 << 20);
   *size = 0;
   bool ok = true;
@@ -58,7 +61,8 @@ Status Spool(std::FILE* in, const std::string& name, const std::string& spool_pa
 
 }  // namespace
 
-Result<std::vector<InputFile>> ExpandInputs(const DedupOptions& options, const std::string& spool_path) {
+Result<std::vector<InputFile>> ExpandInputs(const DedupOptions& options,
+                                            const std::string& spool_path) {
   std::vector<InputFile> files;
   bool stdin_seen = false;
   auto format_of = [&](const std::string& name) {
@@ -71,7 +75,8 @@ Result<std::vector<InputFile>> ExpandInputs(const DedupOptions& options, const s
       stdin_seen = true;
       InputFile file{"-", spool_path + "." + std::to_string(files.size()),
                      options.format == InputFormat::kJsonl, 0};
-      NEARDUP_RETURN_IF_ERROR(Spool(stdin, "standard input", file.read_path, options.cancel, &file.size));
+      NEARDUP_RETURN_IF_ERROR(
+          Spool(stdin, "standard input", file.read_path, options.cancel, &file.size));
       files.push_back(std::move(file));
       continue;
     }
@@ -82,7 +87,8 @@ Result<std::vector<InputFile>> ExpandInputs(const DedupOptions& options, const s
     }
     if (fs::is_directory(status)) {
       std::vector<std::string> found;
-      for (auto it = fs::recursive_directory_iterator(input, fs::directory_options::skip_permission_denied, error);
+      for (auto it = fs::recursive_directory_iterator(
+               input, fs::directory_options::skip_permission_denied, error);
            !error && it != fs::recursive_directory_iterator(); it.increment(error)) {
         if (it->is_regular_file(error)) found.push_back(it->path().string());
       }
@@ -118,7 +124,8 @@ Result<std::vector<InputFile>> ExpandInputs(const DedupOptions& options, const s
   return files;
 }
 
-std::vector<std::string> InputWarnings(const std::vector<InputFile>& files, const DedupOptions& options) {
+std::vector<std::string> InputWarnings(const std::vector<InputFile>& files,
+                                       const DedupOptions& options) {
   std::vector<std::string> warnings;
   if (options.format != InputFormat::kAuto) return warnings;
   std::vector<const InputFile*> json;
@@ -128,7 +135,8 @@ std::vector<std::string> InputWarnings(const std::vector<InputFile>& files, cons
   if (!json.empty()) {
     std::string names = json[0]->name;
     if (json.size() > 1) names += " and " + std::to_string(json.size() - 1) + " more .json files";
-    warnings.push_back(names + ": read as plain text, one document per line (only .jsonl and .ndjson names "
+    warnings.push_back(names +
+                       ": read as plain text, one document per line (only .jsonl and .ndjson names "
                        "are taken for JSON Lines; --format jsonl reads them as JSON Lines)");
   }
   return warnings;

@@ -1,8 +1,7 @@
 // The dedup job's internal pieces against plain references: bounded-memory grouping by fingerprint
 // and the document table's ids.
-#include <gtest/gtest.h>
-
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -20,7 +19,8 @@ namespace neardup::dedup_internal {
 namespace {
 
 // The reference: a map from fingerprint to group, numbered by first document.
-void CheckGroups(const std::vector<uint64_t>& fingerprints, const std::vector<bool>& left_out, int threads) {
+void CheckGroups(const std::vector<uint64_t>& fingerprints, const std::vector<bool>& left_out,
+                 int threads) {
   std::vector<uint64_t> fp = fingerprints;
   std::vector<uint32_t> group(fp.size(), 0);
   for (size_t d = 0; d < fp.size(); ++d) {
@@ -49,10 +49,18 @@ TEST(FingerprintGroupsTest, EqualsAMapOnRandomAndSkewedFingerprints) {
     std::vector<bool> left_out(n, false);
     for (size_t d = 0; d < n; ++d) {
       switch (shape) {
-        case 0: fp[d] = rng(); break;                                  // all distinct
-        case 1: fp[d] = rng() % 1000 * 0x9E3779B97F4A7C15ULL; break;   // many copies
-        case 2: fp[d] = 0xABCD000000000000ULL | rng() % 50000; break;  // one 16-bit bucket over budget
-        default: fp[d] = d % 3 == 0 ? 0 : rng() >> (rng() % 64); break;  // zeros and small values
+        case 0:
+          fp[d] = rng();
+          break;  // all distinct
+        case 1:
+          fp[d] = rng() % 1000 * 0x9E3779B97F4A7C15ULL;
+          break;  // many copies
+        case 2:
+          fp[d] = 0xABCD000000000000ULL | rng() % 50000;
+          break;  // one 16-bit bucket over budget
+        default:
+          fp[d] = d % 3 == 0 ? 0 : rng() >> (rng() % 64);
+          break;  // zeros and small values
       }
       left_out[d] = rng() % 17 == 0;
     }
@@ -78,13 +86,15 @@ TEST(DocumentTableTest, IdsOfEveryDocument) {
         table.AddId(nullptr);
         want.push_back(std::to_string(d + 1));
       } else {
-        const std::string id = rng() % 7 == 0 ? "" : "id-" + std::string(rng() % 40, 'x') + std::to_string(d);
+        const std::string id =
+            rng() % 7 == 0 ? "" : "id-" + std::string(rng() % 40, 'x') + std::to_string(d);
         table.AddId(&id);
         want.push_back(id);
       }
       if (d == 700) table.ReserveIds(3000);
     }
-    for (size_t d = 0; d < want.size(); ++d) ASSERT_EQ(table.id(d), want[d]) << d << " " << first_named;
+    for (size_t d = 0; d < want.size(); ++d)
+      ASSERT_EQ(table.id(d), want[d]) << d << " " << first_named;
   }
 }
 

@@ -27,7 +27,8 @@ Status SaveIndex(const Index& index, OutputFile* out, std::string_view settings)
     sections.push_back(SectionToWrite{kind, table, data, bytes});
   };
   add(index_internal::kIndexIds, 0, ids.data(), ids.size() * sizeof(uint64_t));
-  add(index_internal::kIndexCodes, 0, compact.codes.data(), compact.codes.size() * sizeof(uint64_t));
+  add(index_internal::kIndexCodes, 0, compact.codes.data(),
+      compact.codes.size() * sizeof(uint64_t));
   for (int t = 0; t < layout.tables(); ++t) {
     const TableView& table = run.table(t);
     const auto u = static_cast<uint32_t>(t);

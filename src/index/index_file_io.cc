@@ -82,8 +82,9 @@ Result<CommonHeader> ParseCommonHeader(const FileBytes& file, const std::string&
   CommonHeader h;
   h.version = GetLittleEndian<uint32_t>(p, 8);
   if (h.version < kIndexOldestVersion || h.version > kIndexVersion) {
-    return corrupt("index format version " + std::to_string(h.version) + "; this build reads versions " +
-                   std::to_string(kIndexOldestVersion) + " to " + std::to_string(kIndexVersion) +
+    return corrupt("index format version " + std::to_string(h.version) +
+                   "; this build reads versions " + std::to_string(kIndexOldestVersion) + " to " +
+                   std::to_string(kIndexVersion) +
                    (h.version > kIndexVersion ? " (a file of a newer neardup?)" : ""));
   }
   h.sections = GetLittleEndian<uint32_t>(p, kIndexSectionCountOffset);
@@ -103,7 +104,8 @@ Result<CommonHeader> ParseCommonHeader(const FileBytes& file, const std::string&
   if (h.kind != kIndexFingerprints && h.kind != kIndexSignatures) {
     return corrupt("unknown file kind " + std::to_string(h.kind));
   }
-  h.settings.assign(reinterpret_cast<const char*>(p) + h.header_size - settings_size, settings_size);
+  h.settings.assign(reinterpret_cast<const char*>(p) + h.header_size - settings_size,
+                    settings_size);
   for (char c : h.settings) {
     if (c < 0x20 || c > 0x7E) return corrupt("the settings line is not printable text");
   }
@@ -126,9 +128,11 @@ Status WriteIndexFile(uint32_t kind, std::string_view settings, uint64_t count,
   PutLittleEndian<uint32_t>(&header, 12, static_cast<uint32_t>(header.size()));
   header_fields(&header);
   PutLittleEndian<uint64_t>(&header, kIndexCountOffset, count);
-  PutLittleEndian<uint32_t>(&header, kIndexSectionCountOffset, static_cast<uint32_t>(sections.size()));
+  PutLittleEndian<uint32_t>(&header, kIndexSectionCountOffset,
+                            static_cast<uint32_t>(sections.size()));
   PutLittleEndian<uint32_t>(&header, kIndexKindOffset, kind);
-  PutLittleEndian<uint32_t>(&header, kIndexSettingsSizeOffset, static_cast<uint32_t>(settings.size()));
+  PutLittleEndian<uint32_t>(&header, kIndexSettingsSizeOffset,
+                            static_cast<uint32_t>(settings.size()));
   std::vector<uint64_t> offsets;
   size_t offset = AlignUp(header.size());
   for (size_t s = 0; s < sections.size(); ++s) {
@@ -143,8 +147,9 @@ Status WriteIndexFile(uint32_t kind, std::string_view settings, uint64_t count,
     offset = AlignUp(offset + section.bytes);
   }
   if (!settings.empty()) std::memcpy(header.data() + settings_at, settings.data(), settings.size());
-  PutLittleEndian<uint64_t>(&header, kIndexChecksumOffset,
-                            HeaderChecksum(reinterpret_cast<const uint8_t*>(header.data()), header.size()));
+  PutLittleEndian<uint64_t>(
+      &header, kIndexChecksumOffset,
+      HeaderChecksum(reinterpret_cast<const uint8_t*>(header.data()), header.size()));
 
   std::string zeros;
   out->Write(header);

@@ -1,7 +1,7 @@
 // Internal: what every index file shares (doc/index_format.md): the file's bytes, the common header
 // fields (magic, version, kind, settings line, checksum), the section table and its tiling. The
-// fingerprint files (index_file.cc, index_loader.cc) and the signature files (signature_file.cc) add
-// their own header fields and sections.
+// fingerprint files (index_file.cc, index_loader.cc) and the signature files (signature_file.cc)
+// add their own header fields and sections.
 #ifndef NEARDUP_INDEX_INDEX_FILE_IO_H_
 #define NEARDUP_INDEX_INDEX_FILE_IO_H_
 
@@ -62,11 +62,11 @@ class FileBytes {
 // no settings.
 struct CommonHeader {
   uint32_t version = 0;
-  uint32_t kind = 0;          // IndexFileKindCode
-  std::string settings;       // the settings line; empty when unknown
-  uint64_t count = 0;         // documents (fingerprint files: fingerprints)
+  uint32_t kind = 0;     // IndexFileKindCode
+  std::string settings;  // the settings line; empty when unknown
+  uint64_t count = 0;    // documents (fingerprint files: fingerprints)
   uint32_t sections = 0;
-  uint32_t header_size = 0;   // bytes before the first section's padding
+  uint32_t header_size = 0;  // bytes before the first section's padding
 };
 
 // Checks the magic, the version, the header size, the header checksum, the kind and the settings

@@ -1,5 +1,7 @@
 // Save and load: exact results after a round trip, and Corruption (never a crash) for every damaged
 // or truncated file.
+#include "neardup/index_file.h"
+
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -10,7 +12,6 @@
 
 #include "index/index_testutil.h"
 #include "neardup/index.h"
-#include "neardup/index_file.h"
 #include "neardup/method.h"
 
 namespace neardup {
@@ -180,7 +181,8 @@ TEST(IndexFileTest, FingerprintFilesRecordTheirSettings) {
   EXPECT_EQ(info->documents, codes.size());
   auto loaded = LoadIndex(path);
   ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
-  ExpectSameAsNaive(**loaded, Sequence(codes.size()), codes, std::vector<bool>(codes.size(), true), 3);
+  ExpectSameAsNaive(**loaded, Sequence(codes.size()), codes, std::vector<bool>(codes.size(), true),
+                    3);
   EXPECT_EQ(LoadSignatureIndex(path).status().code(), Status::Code::kInvalidArgument);
   // Without settings (fingerprints from elsewhere): recorded as unknown.
   ASSERT_TRUE(SaveIndex(**index, path).ok());
@@ -273,7 +275,8 @@ TEST(IndexFileTest, SignatureFilesRoundTrip) {
     EXPECT_EQ(loaded->simhashes, set.simhashes);
     EXPECT_EQ(loaded->sketches, set.sketches);
     EXPECT_EQ(loaded->band_keys, set.band_keys);
-    for (size_t i = 0; i < texts.size(); ++i) EXPECT_EQ(loaded->Get(i), *signer->Sign(texts[i])) << i;
+    for (size_t i = 0; i < texts.size(); ++i)
+      EXPECT_EQ(loaded->Get(i), *signer->Sign(texts[i])) << i;
     EXPECT_TRUE(loaded->Get(7).empty);
   }
   EXPECT_EQ(LoadIndex(path).status().code(), Status::Code::kInvalidArgument);
@@ -305,7 +308,8 @@ TEST(IndexFileTest, DamagedSignatureFilesGiveCorruption) {
     WriteFile(bad, bytes);
     auto loaded = LoadSignatureIndex(bad);
     ASSERT_FALSE(loaded.ok()) << what;
-    EXPECT_EQ(loaded.status().code(), Status::Code::kCorruption) << what << ": " << loaded.status().ToString();
+    EXPECT_EQ(loaded.status().code(), Status::Code::kCorruption)
+        << what << ": " << loaded.status().ToString();
     EXPECT_NE(loaded.status().message().find(bad), std::string::npos) << what;
   };
   for (size_t length = 0; length < good.size(); length += length < 700 ? 1 : 97) {
@@ -324,7 +328,8 @@ TEST(IndexFileTest, DamagedSignatureFilesGiveCorruption) {
   for (const auto& status : {LoadSignatureIndex(bad).status(), ReadIndexFileInfo(bad).status(),
                              LoadIndex(bad).status()}) {
     EXPECT_EQ(status.code(), Status::Code::kCorruption);
-    EXPECT_NE(status.message().find("version 3; this build reads versions 1 to 2"), std::string::npos)
+    EXPECT_NE(status.message().find("version 3; this build reads versions 1 to 2"),
+              std::string::npos)
         << status.ToString();
   }
   std::remove(path.c_str());

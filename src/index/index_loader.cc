@@ -8,12 +8,12 @@
 namespace neardup {
 namespace {
 
-using index_internal::IndexRun;
-using index_internal::Layout;
-using index_internal::PermutedTableIndex;
 using index_internal::CommonHeader;
 using index_internal::FileBytes;
 using index_internal::GetLittleEndian;
+using index_internal::IndexRun;
+using index_internal::Layout;
+using index_internal::PermutedTableIndex;
 using index_internal::SectionData;
 using index_internal::TableView;
 
@@ -32,7 +32,8 @@ Result<Header> ParseHeader(const FileBytes& file, const std::string& path) {
   auto common = index_internal::ParseCommonHeader(file, path);
   if (!common.ok()) return common.status();
   if (common->kind != index_internal::kIndexFingerprints) {
-    return Status::InvalidArgument(path + ": an index of the accurate method (signatures, not "
+    return Status::InvalidArgument(path +
+                                   ": an index of the accurate method (signatures, not "
                                    "fingerprints): `neardup dedup --against` reads it "
                                    "(LoadSignatureIndex)");
   }
@@ -82,11 +83,11 @@ Result<std::unique_ptr<Index>> LoadIndex(const std::string& path, const LoadOpti
     auto directory = SectionData(bytes, path, first, index_internal::kIndexDirectory, table,
                                  directory_size * 4, verify);
     if (!directory.ok()) return directory.status();
-    auto fragments = SectionData(bytes, path, first + 1, index_internal::kIndexFragments, table,
-                                 n * 4, verify);
+    auto fragments =
+        SectionData(bytes, path, first + 1, index_internal::kIndexFragments, table, n * 4, verify);
     if (!fragments.ok()) return fragments.status();
-    auto rows = SectionData(bytes, path, first + 2, index_internal::kIndexRows, table, n * 4,
-                            verify);
+    auto rows =
+        SectionData(bytes, path, first + 2, index_internal::kIndexRows, table, n * 4, verify);
     if (!rows.ok()) return rows.status();
     TableView view{{reinterpret_cast<const uint32_t*>(*directory), directory_size},
                    {reinterpret_cast<const uint32_t*>(*fragments), n},

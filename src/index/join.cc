@@ -371,9 +371,8 @@ Result<std::vector<Pair>> FindAllPairs(std::span<const uint64_t> fingerprints, i
   const Layout layout(design);
   // Below kMinRowsPerThread rows per thread, starting threads costs more than it saves.
   constexpr size_t kMinRowsPerThread = size_t{1} << 16;
-  const int threads =
-      static_cast<int>(std::clamp<size_t>(fingerprints.size() / kMinRowsPerThread, 1,
-                                          ResolveThreads(options.threads)));
+  const int threads = static_cast<int>(std::clamp<size_t>(fingerprints.size() / kMinRowsPerThread,
+                                                          1, ResolveThreads(options.threads)));
   Joiner joiner(layout, fingerprints, k, threads);
   for (int t = 0; t < layout.tables(); ++t) joiner.JoinTable(t);
   return joiner.TakePairs();

@@ -20,7 +20,8 @@ Status SizesOfSettings(const std::string& settings, size_t* sketch_bytes, size_t
   auto method = ParseSettingsLine(settings);
   if (!method.ok()) return method.status();
   if (method->method != DedupMethod::kAccurate) {
-    return Status::InvalidArgument("settings of the " + std::string(DedupMethodName(method->method)) +
+    return Status::InvalidArgument("settings of the " +
+                                   std::string(DedupMethodName(method->method)) +
                                    " method, not of the accurate method: '" + settings + "'");
   }
   *sketch_bytes = 4 + static_cast<size_t>(method->sketch.bins) *
@@ -51,7 +52,7 @@ Result<IndexFileInfo> ReadIndexFileInfo(const std::string& path) {
   IndexFileInfo info;
   info.version = header->version;
   info.kind = header->kind == index_internal::kIndexSignatures ? IndexFileKind::kSignatures
-                                                              : IndexFileKind::kFingerprints;
+                                                               : IndexFileKind::kFingerprints;
   info.settings = header->settings;
   info.documents = header->count;
   info.file_bytes = (*file)->size();
@@ -65,10 +66,9 @@ Status SaveSignatureIndex(const SignatureSet& set, OutputFile* out) {
   const size_t n = set.size();
   if (sketch_bytes != set.sketch_bytes || bands != set.bands || set.simhashes.size() != n ||
       set.sketches.size() != n * sketch_bytes || set.band_keys.size() != n * bands) {
-    return Status::InvalidArgument("signature index: the arrays disagree with " +
-                                   std::to_string(n) + " documents of " +
-                                   std::to_string(sketch_bytes) + "-byte sketches and " +
-                                   std::to_string(bands) + " bands");
+    return Status::InvalidArgument(
+        "signature index: the arrays disagree with " + std::to_string(n) + " documents of " +
+        std::to_string(sketch_bytes) + "-byte sketches and " + std::to_string(bands) + " bands");
   }
   if (n > index_internal::kIndexMaxCount) {
     return Status::ResourceExhausted("signature index: too many documents");
@@ -77,7 +77,8 @@ Status SaveSignatureIndex(const SignatureSet& set, OutputFile* out) {
       {index_internal::kIndexIds, 0, set.ids.data(), n * sizeof(uint64_t)},
       {index_internal::kIndexCodes, 0, set.simhashes.data(), n * sizeof(uint64_t)},
       {index_internal::kIndexSketches, 0, set.sketches.data(), set.sketches.size()},
-      {index_internal::kIndexBandKeys, 0, set.band_keys.data(), set.band_keys.size() * sizeof(uint32_t)}};
+      {index_internal::kIndexBandKeys, 0, set.band_keys.data(),
+       set.band_keys.size() * sizeof(uint32_t)}};
   auto sizes = [&](std::string* header) {
     PutLittleEndian<uint32_t>(header, 16, static_cast<uint32_t>(sketch_bytes));
     PutLittleEndian<uint32_t>(header, 20, static_cast<uint32_t>(bands));
@@ -100,7 +101,8 @@ Result<SignatureSet> LoadSignatureIndex(const std::string& path, bool verify_che
   auto header = index_internal::ParseCommonHeader(file, path);
   if (!header.ok()) return header.status();
   if (header->kind != index_internal::kIndexSignatures) {
-    return Status::InvalidArgument(path + ": an index of SimHash fingerprints, not of signatures "
+    return Status::InvalidArgument(path +
+                                   ": an index of SimHash fingerprints, not of signatures "
                                    "(LoadIndex reads it)");
   }
   auto corrupt = [&](const std::string& what) { return Status::Corruption(path + ": " + what); };
@@ -137,9 +139,11 @@ Result<SignatureSet> LoadSignatureIndex(const std::string& path, bool verify_che
   set.simhashes.resize(n);
   set.sketches.assign(*sketches, *sketches + n * set.sketch_bytes);
   set.band_keys.resize(n * set.bands);
-  std::memcpy(set.ids.data(), *ids, n * 8);
-  std::memcpy(set.simhashes.data(), *codes, n * 8);
-  std::memcpy(set.band_keys.data(), *band_keys, n * set.bands * 4);
+  if (n > 0) {  // an empty set's vectors have no storage: memcpy must not see their null pointers
+    std::memcpy(set.ids.data(), *ids, n * 8);
+    std::memcpy(set.simhashes.data(), *codes, n * 8);
+    std::memcpy(set.band_keys.data(), *band_keys, n * set.bands * 4);
+  }
   std::vector<uint64_t> sorted = set.ids;
   std::sort(sorted.begin(), sorted.end());
   const auto repeat = std::adjacent_find(sorted.begin(), sorted.end());

@@ -1,9 +1,10 @@
+#include "neardup/input.h"
+
 #include <gtest/gtest.h>
 
 #include <cstdlib>
 #include <random>
 
-#include "neardup/input.h"
 #include "testutil.h"
 
 namespace neardup {
@@ -53,7 +54,8 @@ TEST(LineReaderTest, OverLongLineIsAnErrorAndReadingGoesOn) {
   auto over = (*reader)->ReadLine(&line, 100);
   ASSERT_FALSE(over.ok());
   EXPECT_EQ(over.status().code(), Status::Code::kResourceExhausted);
-  EXPECT_NE(over.status().message().find(path + ":2:"), std::string::npos) << over.status().message();
+  EXPECT_NE(over.status().message().find(path + ":2:"), std::string::npos)
+      << over.status().message();
   auto next = (*reader)->ReadLine(&line, 100);
   ASSERT_TRUE(next.ok() && *next);
   EXPECT_EQ(line, "after");
@@ -85,7 +87,8 @@ TEST(LineReaderTest, RawLinesRebuildTheInput) {
     std::string text;
     const int lines = static_cast<int>(rng() % 50);
     for (int i = 0; i < lines; ++i) {
-      text += std::string(rng() % 12 == 0 ? rng() % 2500000 : rng() % 100, 'a' + static_cast<char>(i % 26));
+      text += std::string(rng() % 12 == 0 ? rng() % 2500000 : rng() % 100,
+                          'a' + static_cast<char>(i % 26));
       text += rng() % 4 == 0 ? "\r\n" : "\n";
     }
     if (rng() % 2) text += "no newline at the end";
@@ -211,7 +214,8 @@ TEST(JsonlParserTest, NumberField) {
   EXPECT_FALSE(f.has_number);
   Status bad = parser.Parse(R"({"text":"x","meta":{"score":"high"}})", &f);
   ASSERT_FALSE(bad.ok());
-  EXPECT_NE(bad.message().find("field 'meta.score' is a string, expected a number"), std::string::npos);
+  EXPECT_NE(bad.message().find("field 'meta.score' is a string, expected a number"),
+            std::string::npos);
 }
 
 TEST(JsonlParserTest, BadLinesNameTheProblem) {
@@ -241,8 +245,8 @@ TEST(JsonlParserTest, BadLinesNameTheProblem) {
 TEST(JsonlParserTest, NumericIdsKeepTheirText) {
   JsonlParser parser("meta.id", "text", "score");
   JsonlParser::Fields f;
-  for (const char* id : {"123456789012345678901234567890", "-123456789012345678901234567890", "1.50", "-0",
-                         "-12", "1E5", "0", "18446744073709551615", "2.5e-3"}) {
+  for (const char* id : {"123456789012345678901234567890", "-123456789012345678901234567890",
+                         "1.50", "-0", "-12", "1E5", "0", "18446744073709551615", "2.5e-3"}) {
     const std::string line = std::string(R"({"text":"x","meta":{"id":)") + id + R"( },"score":3})";
     Status status = parser.Parse(line, &f);
     ASSERT_TRUE(status.ok()) << line << ": " << status.ToString();
@@ -250,8 +254,14 @@ TEST(JsonlParserTest, NumericIdsKeepTheirText) {
     EXPECT_EQ(f.id, id);
     EXPECT_EQ(f.number, 3);
   }
-  // A big integer elsewhere in the line does not make it malformed; a big priority is read as a double.
-  ASSERT_TRUE(parser.Parse(R"({"text":"a \"1234567890123456789012\" b","meta":{"id":"s"},"score":123456789012345678901234567890})", &f).ok());
+  // A big integer elsewhere in the line does not make it malformed; a big priority is read as a
+  // double.
+  ASSERT_TRUE(
+      parser
+          .Parse(
+              R"({"text":"a \"1234567890123456789012\" b","meta":{"id":"s"},"score":123456789012345678901234567890})",
+              &f)
+          .ok());
   EXPECT_EQ(f.id, "s");
   EXPECT_EQ(f.text, "a \"1234567890123456789012\" b");
   EXPECT_DOUBLE_EQ(f.number, 1.2345678901234568e29);
@@ -259,8 +269,10 @@ TEST(JsonlParserTest, NumericIdsKeepTheirText) {
   ASSERT_TRUE(parser.Parse(R"({"text":"x","meta":{"i\u0064":1.50}})", &f).ok());
   EXPECT_TRUE(f.has_id);
   // Still malformed: a big integer does not hide other damage.
-  EXPECT_FALSE(parser.Parse(R"({"text":"x","meta":{"id":123456789012345678901234567890},)", &f).ok());
-  EXPECT_FALSE(parser.Parse(R"({"text":"x","meta":{"id":123456789012345678901234567890}} x)", &f).ok());
+  EXPECT_FALSE(
+      parser.Parse(R"({"text":"x","meta":{"id":123456789012345678901234567890},)", &f).ok());
+  EXPECT_FALSE(
+      parser.Parse(R"({"text":"x","meta":{"id":123456789012345678901234567890}} x)", &f).ok());
 }
 
 TEST(JsonlParserTest, BooleanAndNullIdsAreRefused) {
@@ -270,12 +282,15 @@ TEST(JsonlParserTest, BooleanAndNullIdsAreRefused) {
                                     std::pair{"null", "null"}, std::pair{"{}", "an object"}}) {
     Status status = parser.Parse(std::string(R"({"text":"x","id":)") + value + "}", &f);
     ASSERT_FALSE(status.ok()) << value;
-    EXPECT_EQ(status.message(), std::string("id field 'id' is ") + kind + ", expected a string or number");
+    EXPECT_EQ(status.message(),
+              std::string("id field 'id' is ") + kind + ", expected a string or number");
   }
 }
 
 TEST(LineReaderTest, ByteOrderMarkAndUpperCaseExtensions) {
-  EXPECT_EQ(StripByteOrderMark("\xEF\xBB\xBF" "abc"), "abc");
+  EXPECT_EQ(StripByteOrderMark("\xEF\xBB\xBF"
+                               "abc"),
+            "abc");
   EXPECT_EQ(StripByteOrderMark("abc"), "abc");
   EXPECT_EQ(StripByteOrderMark("\xEF\xBB"), "\xEF\xBB");
   testing::TempDir dir;

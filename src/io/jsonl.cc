@@ -9,7 +9,7 @@ namespace neardup {
 
 struct JsonlParser::State {
   simdjson::ondemand::parser literal_parser;  // finds the literal text of numeric ids
-  std::string big_numbers;                     // the line with its big integers rewritten
+  std::string big_numbers;                    // the line with its big integers rewritten
   std::vector<std::string> id_path;
   std::vector<std::string> text_path;
   std::vector<std::string> number_path;
@@ -26,7 +26,8 @@ std::vector<std::string> SplitPath(const std::string& field) {
   size_t start = 0;
   while (true) {
     size_t dot = field.find('.', start);
-    parts.push_back(field.substr(start, dot == std::string::npos ? std::string::npos : dot - start));
+    parts.push_back(
+        field.substr(start, dot == std::string::npos ? std::string::npos : dot - start));
     if (dot == std::string::npos) break;
     start = dot + 1;
   }
@@ -36,14 +37,20 @@ std::vector<std::string> SplitPath(const std::string& field) {
 const char* TypeName(simdjson::dom::element_type type) {
   using T = simdjson::dom::element_type;
   switch (type) {
-    case T::ARRAY: return "an array";
-    case T::OBJECT: return "an object";
+    case T::ARRAY:
+      return "an array";
+    case T::OBJECT:
+      return "an object";
     case T::INT64:
     case T::UINT64:
-    case T::DOUBLE: return "a number";
-    case T::STRING: return "a string";
-    case T::BOOL: return "a boolean";
-    case T::NULL_VALUE: return "null";
+    case T::DOUBLE:
+      return "a number";
+    case T::STRING:
+      return "a string";
+    case T::BOOL:
+      return "a boolean";
+    case T::NULL_VALUE:
+      return "null";
   }
   return "a value";
 }
@@ -64,8 +71,9 @@ bool Lookup(simdjson::dom::element root, const std::vector<std::string>& path,
 bool IsDigit(char c) { return c >= '0' && c <= '9'; }
 
 // The line with every integer too large for 64 bits (which simdjson's DOM refuses) rewritten as the
-// same number in exponent form (123456789012345678901234567890 -> 1.23456789012345678901234567890e29),
-// so that the line can be checked and its other fields read; returns false when there is none.
+// same number in exponent form (123456789012345678901234567890
+// -> 1.23456789012345678901234567890e29), so that the line can be checked and its other fields
+// read; returns false when there is none.
 bool RewriteBigIntegers(std::string_view line, std::string* out) {
   out->clear();
   bool rewritten = false, in_string = false;
@@ -83,7 +91,8 @@ bool RewriteBigIntegers(std::string_view line, std::string* out) {
       continue;
     }
     if (c == '"') in_string = true;
-    const bool number_start = IsDigit(c) || (c == '-' && i + 1 < line.size() && IsDigit(line[i + 1]));
+    const bool number_start =
+        IsDigit(c) || (c == '-' && i + 1 < line.size() && IsDigit(line[i + 1]));
     if (!number_start) {
       out->push_back(c);
       ++i;
@@ -93,7 +102,8 @@ bool RewriteBigIntegers(std::string_view line, std::string* out) {
     const size_t digits_begin = end;
     while (end < line.size() && IsDigit(line[end])) ++end;
     const size_t digits = end - digits_begin;
-    const bool integer = end == line.size() || (line[end] != '.' && line[end] != 'e' && line[end] != 'E');
+    const bool integer =
+        end == line.size() || (line[end] != '.' && line[end] != 'e' && line[end] != 'E');
     if (integer && digits > 19 && line[digits_begin] != '0') {
       if (c == '-') out->push_back('-');
       out->push_back(line[digits_begin]);
@@ -111,8 +121,8 @@ bool RewriteBigIntegers(std::string_view line, std::string* out) {
 }
 
 // The literal text of the number at `path` in a line already known to be valid JSON.
-Result<std::string> NumberLiteral(simdjson::ondemand::parser& parser, const std::string& padded, size_t length,
-                                  const std::vector<std::string>& path) {
+Result<std::string> NumberLiteral(simdjson::ondemand::parser& parser, const std::string& padded,
+                                  size_t length, const std::vector<std::string>& path) {
   simdjson::ondemand::document document;
   if (parser.iterate(padded.data(), length, padded.size()).get(document) != simdjson::SUCCESS) {
     return Status::InvalidArgument("malformed JSON");
@@ -129,8 +139,8 @@ Result<std::string> NumberLiteral(simdjson::ondemand::parser& parser, const std:
     value = next;
   }
   std::string_view literal = value.raw_json_token();
-  while (!literal.empty() && (literal.back() == ' ' || literal.back() == '\t' || literal.back() == '\r' ||
-                              literal.back() == '\n')) {
+  while (!literal.empty() && (literal.back() == ' ' || literal.back() == '\t' ||
+                              literal.back() == '\r' || literal.back() == '\n')) {
     literal.remove_suffix(1);
   }
   return std::string(literal);
@@ -169,14 +179,17 @@ Status JsonlParser::Parse(std::string_view line, Fields* fields) {
     // The literal text stays in s.padded for NumberLiteral; the DOM reads the rewritten copy.
     const size_t rewritten_length = s.big_numbers.size();
     s.big_numbers.resize(rewritten_length + simdjson::SIMDJSON_PADDING);
-    error = s.parser.parse(s.big_numbers.data(), rewritten_length, /*realloc_if_needed=*/false).get(root);
+    error = s.parser.parse(s.big_numbers.data(), rewritten_length, /*realloc_if_needed=*/false)
+                .get(root);
     big_integers = true;
   }
   if (error != simdjson::SUCCESS) {
-    return Status::InvalidArgument(std::string("malformed JSON: ") + simdjson::error_message(error));
+    return Status::InvalidArgument(std::string("malformed JSON: ") +
+                                   simdjson::error_message(error));
   }
   if (!root.is_object()) {
-    return Status::InvalidArgument(std::string("expected a JSON object, got ") + TypeName(root.type()));
+    return Status::InvalidArgument(std::string("expected a JSON object, got ") +
+                                   TypeName(root.type()));
   }
   simdjson::dom::element text;
   std::string_view text_value;
@@ -199,7 +212,8 @@ Status JsonlParser::Parse(std::string_view line, Fields* fields) {
       fields->id.assign(id_string);
     } else if (id.is_number() && !big_integers && !id.is_double() &&
                !(id.get(integer) == simdjson::SUCCESS && integer == 0)) {
-      fields->id = simdjson::to_string(id);  // the literal text: JSON integers have one form (but -0)
+      fields->id =
+          simdjson::to_string(id);  // the literal text: JSON integers have one form (but -0)
     } else if (id.is_number()) {
       // Numbers keep the text they were written with (1.50, 1e5, -0, integers beyond 64 bits).
       // (A key written with escapes, which the DOM matches and the literal search does not: the
@@ -216,8 +230,8 @@ Status JsonlParser::Parse(std::string_view line, Fields* fields) {
   simdjson::dom::element number;
   if (!s.number_path.empty() && Lookup(root, s.number_path, &number)) {
     if (number.get(fields->number) != simdjson::SUCCESS) {
-      return Status::InvalidArgument("field '" + s.number_field + "' is " + TypeName(number.type()) +
-                                     ", expected a number");
+      return Status::InvalidArgument("field '" + s.number_field + "' is " +
+                                     TypeName(number.type()) + ", expected a number");
     }
     fields->has_number = true;
   }

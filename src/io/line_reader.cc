@@ -91,7 +91,8 @@ class GzipSource : public ByteSource {
         clean_end_ = true;
         inflateReset(&stream_);  // another member may follow
       } else if (rc != Z_OK && rc != Z_BUF_ERROR) {
-        return Status::Corruption(path_ + ": bad gzip data: " + (stream_.msg ? stream_.msg : "error"));
+        return Status::Corruption(path_ +
+                                  ": bad gzip data: " + (stream_.msg ? stream_.msg : "error"));
       }
     }
     return capacity - stream_.avail_out;
@@ -111,7 +112,9 @@ class GzipSource : public ByteSource {
 class ZstdSource : public ByteSource {
  public:
   ZstdSource(std::unique_ptr<FdSource> raw, std::string path)
-      : raw_(std::move(raw)), path_(std::move(path)), in_(ZSTD_DStreamInSize()),
+      : raw_(std::move(raw)),
+        path_(std::move(path)),
+        in_(ZSTD_DStreamInSize()),
         stream_(ZSTD_createDStream()) {}
   ~ZstdSource() override { ZSTD_freeDStream(stream_); }
   Result<size_t> Read(char* buffer, size_t capacity) override {
@@ -156,8 +159,8 @@ class LineReaderImpl final : public LineReader {
     auto more = ReadLinePieces([&](std::string_view piece) {
       if (line->size() + piece.size() > max_bytes) {
         over = true;
-        return Status::ResourceExhausted("line longer than the limit of " + std::to_string(max_bytes) +
-                                         " bytes");
+        return Status::ResourceExhausted("line longer than the limit of " +
+                                         std::to_string(max_bytes) + " bytes");
       }
       line->append(piece);
       return Status::OK();
@@ -191,7 +194,8 @@ class LineReaderImpl final : public LineReader {
       }
       const char* start = buffer_.data() + begin_;
       const void* nl = std::memchr(start, '\n', end_ - begin_);
-      const size_t length = nl ? static_cast<size_t>(static_cast<const char*>(nl) - start) : end_ - begin_;
+      const size_t length =
+          nl ? static_cast<size_t>(static_cast<const char*>(nl) - start) : end_ - begin_;
       std::string_view piece(start, length);
       begin_ += length + (nl ? 1 : 0);
       if (pending_cr && !(nl && piece.empty())) {
@@ -209,7 +213,8 @@ class LineReaderImpl final : public LineReader {
     return any;
   }
 
-  Result<bool> ReadRawLine(std::string_view* line, std::string* scratch, uint64_t max_bytes) override {
+  Result<bool> ReadRawLine(std::string_view* line, std::string* scratch,
+                           uint64_t max_bytes) override {
     scratch->clear();
     bool in_scratch = false;
     bool over = false;

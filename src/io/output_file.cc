@@ -20,10 +20,12 @@ namespace {
 constexpr size_t kAlignment = 4096;  // covers the logical block size of the devices O_DIRECT meets
 constexpr const char* kBrokenPipe = ": closed by its reader (broken pipe)";
 
-char* NewBlock() { return static_cast<char*>(std::aligned_alloc(kAlignment, OutputFile::kBlockBytes)); }
+char* NewBlock() {
+  return static_cast<char*>(std::aligned_alloc(kAlignment, OutputFile::kBlockBytes));
+}
 
-// Temporary files of open outputs, for RemoveTemporaryOutputs (a signal handler reads this table: it
-// holds plain pointers, set and cleared atomically).
+// Temporary files of open outputs, for RemoveTemporaryOutputs (a signal handler reads this table:
+// it holds plain pointers, set and cleared atomically).
 constexpr int kTempSlots = 256;
 std::atomic<char*> temp_paths[kTempSlots];
 
@@ -93,8 +95,8 @@ Status OutputFile::Open(const std::string& path) {
     return Status::IOError(path + ": cannot create: " + std::strerror(errno));
   }
   temp_slot_ = RegisterTemp(temp_path_);
-  // mkstemp creates the file private: a replaced file keeps its permissions, a new one gets those of
-  // any new file.
+  // mkstemp creates the file private: a replaced file keeps its permissions, a new one gets those
+  // of any new file.
   mode_t mode = 0;
   if (exists) {
     mode = st.st_mode & 07777;
@@ -257,7 +259,8 @@ Status OutputFile::Rename() {
   if (std::rename(temp_path_.c_str(), target_.c_str()) != 0) {
     const int error = errno;
     Discard();
-    return Status::IOError(path_ + ": cannot rename the finished output into place: " + std::strerror(error));
+    return Status::IOError(
+        path_ + ": cannot rename the finished output into place: " + std::strerror(error));
   }
   temp_path_.clear();
   UnregisterTemp(&temp_slot_);
@@ -293,7 +296,8 @@ void OutputFile::Discard() {
 bool IsBrokenPipe(const Status& status) {
   const std::string& m = status.message();
   const size_t n = std::strlen(kBrokenPipe);
-  return status.code() == Status::Code::kIOError && m.size() >= n && m.compare(m.size() - n, n, kBrokenPipe) == 0;
+  return status.code() == Status::Code::kIOError && m.size() >= n &&
+         m.compare(m.size() - n, n, kBrokenPipe) == 0;
 }
 
 void RemoveTemporaryOutputs() noexcept {

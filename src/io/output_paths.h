@@ -18,8 +18,8 @@ Result<std::string> FollowLinks(const std::string& path);
 // followed), or for a new name the end of its chain of links (a dangling link's target is created).
 Result<std::string> ReplacedPath(const std::string& path, bool exists);
 
-// Opens a character device, FIFO or socket for writing where it is. A socket is reachable only as an
-// open descriptor (/dev/stdout, /dev/fd/N, /proc/self/fd/N), which is duplicated.
+// Opens a character device, FIFO or socket for writing where it is. A socket is reachable only as
+// an open descriptor (/dev/stdout, /dev/fd/N, /proc/self/fd/N), which is duplicated.
 Result<int> OpenInPlace(const std::string& path, mode_t mode);
 
 // The folder holding `path` ("." for a bare name).
@@ -29,8 +29,8 @@ std::string FolderOf(const std::string& path);
 // InvalidArgument naming the path and its kind for the others (folders, block devices).
 Status CheckWritableKind(const std::string& path, mode_t mode);
 
-// What a path names, compared by device and inode: an existing file, or for a new name the folder it
-// would be created in and its name there.
+// What a path names, compared by device and inode: an existing file, or for a new name the folder
+// it would be created in and its name there.
 struct FileIdentity {
   dev_t device = 0;
   ino_t inode = 0;

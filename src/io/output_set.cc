@@ -47,7 +47,8 @@ Result<int> OpenInPlace(const std::string& path, mode_t mode) {
     if (path == "/dev/stderr") fd = STDERR_FILENO;
     struct stat st;
     if (fd < 0 || ::fstat(fd, &st) != 0 || !S_ISSOCK(st.st_mode)) {
-      return Status::InvalidArgument(path + ": is a socket (writable only as an open descriptor such as /dev/stdout)");
+      return Status::InvalidArgument(
+          path + ": is a socket (writable only as an open descriptor such as /dev/stdout)");
     }
     const int copy = ::fcntl(fd, F_DUPFD_CLOEXEC, 3);
     if (copy < 0) return Status::IOError(path + ": " + std::strerror(errno));
@@ -67,16 +68,18 @@ std::string FolderOf(const std::string& path) {
 Status CheckWritableKind(const std::string& path, mode_t mode) {
   if (S_ISCHR(mode) || S_ISFIFO(mode) || S_ISREG(mode) || S_ISSOCK(mode)) return Status::OK();
   const char* kind = S_ISDIR(mode) ? "a folder" : S_ISBLK(mode) ? "a block device" : "not a file";
-  return Status::InvalidArgument(path + ": is " + kind +
-                                 " (outputs are regular files, character devices such as /dev/null, FIFOs or "
-                                 "standard output)");
+  return Status::InvalidArgument(
+      path + ": is " + kind +
+      " (outputs are regular files, character devices such as /dev/null, FIFOs or "
+      "standard output)");
 }
 
 Result<FileIdentity> IdentifyOutput(const std::string& path, mode_t* mode, bool* exists) {
   FileIdentity identity;
   struct stat st;
   if (path == "-") {
-    if (::fstat(STDOUT_FILENO, &st) != 0) return Status::IOError(std::string("standard output: ") + std::strerror(errno));
+    if (::fstat(STDOUT_FILENO, &st) != 0)
+      return Status::IOError(std::string("standard output: ") + std::strerror(errno));
     *exists = true;
   } else {
     *exists = ::stat(path.c_str(), &st) == 0;
@@ -110,12 +113,14 @@ struct OutputSet::Entry {
 OutputSet::OutputSet() = default;
 OutputSet::~OutputSet() = default;
 
-Result<OutputFile*> OutputSet::Add(const std::string& path, std::string_view role, bool regular_only) {
+Result<OutputFile*> OutputSet::Add(const std::string& path, std::string_view role,
+                                   bool regular_only) {
   mode_t mode = 0;
   bool exists = false;
   auto identity = output_internal::IdentifyOutput(path, &mode, &exists);
   if (!identity.ok()) return identity.status().WithContext(role);
-  if (path != "-") NEARDUP_RETURN_IF_ERROR(output_internal::CheckWritableKind(path, mode).WithContext(role));
+  if (path != "-")
+    NEARDUP_RETURN_IF_ERROR(output_internal::CheckWritableKind(path, mode).WithContext(role));
   if (regular_only && (path == "-" || !S_ISREG(mode))) {
     return Status::InvalidArgument(std::string(role) + ": " + path +
                                    " is not a regular file: this output is replaced as a whole");
@@ -123,7 +128,8 @@ Result<OutputFile*> OutputSet::Add(const std::string& path, std::string_view rol
   for (const auto& entry : entries_) {
     if (!entry->identity.SameAs(*identity)) continue;
     if (identity->character_device) continue;  // /dev/null may take several outputs
-    return Status::InvalidArgument(std::string(role) + " " + path + " and " + entry->role + " " + entry->path +
+    return Status::InvalidArgument(std::string(role) + " " + path + " and " + entry->role + " " +
+                                   entry->path +
                                    " name the same file: give each output its own file");
   }
   auto entry = std::make_unique<Entry>();
@@ -141,8 +147,8 @@ Status OutputSet::CheckNotInputs(const std::vector<std::string>& inputs) const {
       const auto& id = entry->identity;
       if (!id.new_name.empty() || id.character_device) continue;
       if (id.device == st.st_dev && id.inode == st.st_ino) {
-        return Status::InvalidArgument(entry->role + " " + entry->path + " is also an input (" + input +
-                                       "): refusing to overwrite an input");
+        return Status::InvalidArgument(entry->role + " " + entry->path + " is also an input (" +
+                                       input + "): refusing to overwrite an input");
       }
     }
     return Status::OK();
@@ -155,10 +161,12 @@ Status OutputSet::CheckNotInputs(const std::vector<std::string>& inputs) const {
       continue;
     }
     std::error_code error;
-    for (auto it = fs::recursive_directory_iterator(input, fs::directory_options::skip_permission_denied, error);
+    for (auto it = fs::recursive_directory_iterator(
+             input, fs::directory_options::skip_permission_denied, error);
          !error && it != fs::recursive_directory_iterator(); it.increment(error)) {
       const std::string file = it->path().string();
-      if (::stat(file.c_str(), &st) == 0 && !S_ISDIR(st.st_mode)) NEARDUP_RETURN_IF_ERROR(check(file, st));
+      if (::stat(file.c_str(), &st) == 0 && !S_ISDIR(st.st_mode))
+        NEARDUP_RETURN_IF_ERROR(check(file, st));
     }
   }
   return Status::OK();

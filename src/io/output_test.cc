@@ -2,9 +2,8 @@
 // and links followed, write errors seen, and the outputs of one job checked and committed together.
 #include "neardup/output.h"
 
-#include <gtest/gtest.h>
-
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -55,8 +54,8 @@ void WriteAndCheck(const std::string& dir, size_t size) {
   const std::string got = ReadAll(path);
   ASSERT_EQ(got.size(), data.size()) << dir;
   const auto diff = std::mismatch(got.begin(), got.end(), data.begin());
-  EXPECT_TRUE(diff.first == got.end()) << size << " bytes in " << dir << ": first difference at byte "
-                                       << (diff.first - got.begin());
+  EXPECT_TRUE(diff.first == got.end())
+      << size << " bytes in " << dir << ": first difference at byte " << (diff.first - got.begin());
   EXPECT_EQ(std::filesystem::file_size(path), size);
   // Only the output is left: no temporary file.
   size_t files = 0;
@@ -76,8 +75,8 @@ TEST(OutputFileTest, EverySizeAroundTheBlocksComesOutWhole) {
   }
   constexpr size_t kBlock = OutputFile::kBlockBytes;
   for (const auto& dir : dirs) {
-    for (size_t size : {size_t{0}, size_t{1}, size_t{4095}, size_t{4096}, size_t{4097}, kBlock - 1, kBlock,
-                        kBlock + 1, 3 * kBlock + 12345}) {
+    for (size_t size : {size_t{0}, size_t{1}, size_t{4095}, size_t{4096}, size_t{4097}, kBlock - 1,
+                        kBlock, kBlock + 1, 3 * kBlock + 12345}) {
       WriteAndCheck(dir, size);
     }
   }
@@ -94,7 +93,8 @@ TEST(OutputFileTest, AbandonedOutputLeavesNothingAndKeepsTheOldFile) {
   }
   EXPECT_EQ(ReadAll(path), "previous run\n");
   size_t files = 0;
-  for ([[maybe_unused]] const auto& entry : std::filesystem::directory_iterator(dir.Path(""))) ++files;
+  for ([[maybe_unused]] const auto& entry : std::filesystem::directory_iterator(dir.Path("")))
+    ++files;
   EXPECT_EQ(files, 1u);
   OutputFile missing;
   EXPECT_EQ(missing.Open(dir.Path("no/such/folder/out.txt")).code(), Status::Code::kIOError);
@@ -117,7 +117,8 @@ TEST(OutputFileTest, NewFilesGetTheUsualPermissions) {
 // Every entry of a folder, sorted.
 std::vector<std::string> Entries(const std::string& dir) {
   std::vector<std::string> names;
-  for (const auto& entry : fs::directory_iterator(dir)) names.push_back(entry.path().filename().string());
+  for (const auto& entry : fs::directory_iterator(dir))
+    names.push_back(entry.path().filename().string());
   std::sort(names.begin(), names.end());
   return names;
 }
@@ -130,7 +131,8 @@ std::string MakeDevice(const testing::TempDir& dir, const std::string& name, uns
   return path;
 }
 
-// Tests with the device nodes null and full made in their folder (mknod is refused to all but root).
+// Tests with the device nodes null and full made in their folder (mknod is refused to all but
+// root).
 class DeviceNodeTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -256,7 +258,8 @@ TEST(OutputFileTest, ReplacedFileKeepsItsPermissions) {
   ASSERT_TRUE(out.Open(path).ok());
   out.Write("new\n");
   ASSERT_TRUE(out.Commit().ok());
-  EXPECT_EQ(fs::status(path).permissions(), fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read);
+  EXPECT_EQ(fs::status(path).permissions(),
+            fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read);
 }
 
 TEST(OutputFileTest, FoldersAndMissingFoldersAreRefused) {
@@ -315,7 +318,8 @@ TEST(OutputSetTest, ACommitIsAllOrNothing) {
     FileSizeLimit limit(OutputFile::kBlockBytes);
     const Status status = set.CommitAll();
     EXPECT_EQ(status.code(), Status::Code::kIOError);
-    EXPECT_NE(status.message().find("large.txt: write failed: File too large"), std::string::npos) << status.message();
+    EXPECT_NE(status.message().find("large.txt: write failed: File too large"), std::string::npos)
+        << status.message();
   }
   EXPECT_EQ(ReadAll(small), "old small\n");
   EXPECT_EQ(ReadAll(large), "old large\n");
@@ -340,7 +344,8 @@ TEST(OutputSetTest, TwoOutputsNamingOneFileAreRefused) {
   ASSERT_EQ(::link(file.c_str(), dir.Path("hard.txt").c_str()), 0);
   ASSERT_EQ(::symlink("out.txt", dir.Path("soft.txt").c_str()), 0);
   fs::create_directory(dir.Path("sub"));
-  for (const std::string& other : {file, dir.Path("hard.txt"), dir.Path("soft.txt"), dir.Path("sub/../out.txt")}) {
+  for (const std::string& other :
+       {file, dir.Path("hard.txt"), dir.Path("soft.txt"), dir.Path("sub/../out.txt")}) {
     OutputSet set;
     ASSERT_TRUE(set.Add(file, "first").ok());
     auto second = set.Add(other, "second");
@@ -353,7 +358,8 @@ TEST(OutputSetTest, TwoOutputsNamingOneFileAreRefused) {
   ASSERT_TRUE(set.Add(dir.Path("new.txt"), "first").ok());
   EXPECT_FALSE(set.Add(dir.Path("sub/../new.txt"), "second").ok());
   EXPECT_TRUE(set.Add(dir.Path("sub/new.txt"), "third").ok());
-  EXPECT_EQ(Entries(dir.Path("")), (std::vector<std::string>{"hard.txt", "out.txt", "soft.txt", "sub"}));
+  EXPECT_EQ(Entries(dir.Path("")),
+            (std::vector<std::string>{"hard.txt", "out.txt", "soft.txt", "sub"}));
 }
 
 TEST(OutputSetTest, AnOutputNamingAnInputIsRefused) {
@@ -366,8 +372,8 @@ TEST(OutputSetTest, AnOutputNamingAnInputIsRefused) {
     OutputSet set;
     ASSERT_TRUE(set.Add(dir.Path("link.txt"), "--save-index").ok());
     const Status status = set.CheckNotInputs({"-", dir.Path("missing"), input});
-    EXPECT_EQ(status.message(), "--save-index " + dir.Path("link.txt") + " is also an input (" + input +
-                                    "): refusing to overwrite an input");
+    EXPECT_EQ(status.message(), "--save-index " + dir.Path("link.txt") + " is also an input (" +
+                                    input + "): refusing to overwrite an input");
   }
   {
     OutputSet set;

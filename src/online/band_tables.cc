@@ -13,7 +13,8 @@ void BandTables::GrowSlots(Band* band) {
   for (uint64_t slot : old) {
     if (static_cast<uint32_t>(slot) == kNone) continue;
     size_t s = Home(static_cast<uint32_t>(slot >> 32), band->slots.size());
-    while (static_cast<uint32_t>(band->slots[s]) != kNone) s = s + 1 == band->slots.size() ? 0 : s + 1;
+    while (static_cast<uint32_t>(band->slots[s]) != kNone)
+      s = s + 1 == band->slots.size() ? 0 : s + 1;
     band->slots[s] = slot;
   }
 }
@@ -54,7 +55,9 @@ void BandTables::Add(uint32_t row, std::span<const uint32_t> keys) {
   }
 }
 
-bool BandTables::ShouldMerge() const { return buffer_rows_ >= std::max<size_t>(65536, main_rows_ / 16); }
+bool BandTables::ShouldMerge() const {
+  return buffer_rows_ >= std::max<size_t>(65536, main_rows_ / 16);
+}
 
 void BandTables::BuildDirectory(Band* band) {
   const size_t n = band->entries.size();
@@ -89,12 +92,14 @@ void BandTables::Merge(const RowBits& removed) {
     // nothing beyond the vector's growth (a fresh copy of every band would fault in new pages).
     auto& entries = band.entries;
     if (removed.count() > 0) {
-      entries.erase(std::remove_if(entries.begin(), entries.end(),
-                                   [&](uint64_t e) { return removed.Contains(static_cast<uint32_t>(e)); }),
-                    entries.end());
+      entries.erase(
+          std::remove_if(entries.begin(), entries.end(),
+                         [&](uint64_t e) { return removed.Contains(static_cast<uint32_t>(e)); }),
+          entries.end());
     }
     size_t a = entries.size(), b = fresh.size();
-    if (entries.capacity() < a + b) entries.reserve((a + b) * 9 / 8);  // growth by 1/8, not doubling
+    if (entries.capacity() < a + b)
+      entries.reserve((a + b) * 9 / 8);  // growth by 1/8, not doubling
     entries.resize(a + b);
     for (size_t out = a + b; b > 0;) {
       if (a > 0 && entries[a - 1] > fresh[b - 1]) {
@@ -104,7 +109,8 @@ void BandTables::Merge(const RowBits& removed) {
       }
     }
     BuildDirectory(&band);
-    std::fill(band.slots.begin(), band.slots.end(), uint64_t{kNone});  // keeps its size for the next buffer
+    std::fill(band.slots.begin(), band.slots.end(),
+              uint64_t{kNone});  // keeps its size for the next buffer
     band.used = 0;
     kept_rows = band.entries.size();
   }
@@ -118,7 +124,8 @@ void BandTables::Merge(const RowBits& removed) {
 
 void BandTables::KeysOfAll(std::span<uint32_t> keys) const {
   for (size_t j = 0; j < bands_; ++j) {
-    for (uint64_t e : tables_[j].entries) keys[static_cast<uint32_t>(e) * bands_ + j] = static_cast<uint32_t>(e >> 32);
+    for (uint64_t e : tables_[j].entries)
+      keys[static_cast<uint32_t>(e) * bands_ + j] = static_cast<uint32_t>(e >> 32);
   }
   for (size_t index = 0; index < buffer_present_.size(); ++index) {
     if (buffer_present_[index] == 0) continue;
@@ -131,7 +138,8 @@ bool BandTables::KeysOf(uint32_t row, std::span<uint32_t> keys) const {
   if (buffer_started_ && row >= buffer_first_ && row - buffer_first_ < buffer_present_.size() &&
       buffer_present_[row - buffer_first_] != 0) {
     const size_t index = row - buffer_first_;
-    std::copy_n(buffer_keys_.begin() + static_cast<std::ptrdiff_t>(index * bands_), bands_, keys.begin());
+    std::copy_n(buffer_keys_.begin() + static_cast<std::ptrdiff_t>(index * bands_), bands_,
+                keys.begin());
     return true;
   }
   for (size_t j = 0; j < bands_; ++j) {
@@ -149,7 +157,8 @@ bool BandTables::KeysOf(uint32_t row, std::span<uint32_t> keys) const {
 }
 
 size_t BandTables::memory_bytes() const {
-  size_t bytes = (buffer_keys_.capacity() + next_.capacity()) * sizeof(uint32_t) + buffer_present_.capacity();
+  size_t bytes =
+      (buffer_keys_.capacity() + next_.capacity()) * sizeof(uint32_t) + buffer_present_.capacity();
   for (const Band& b : tables_) {
     bytes += b.entries.capacity() * sizeof(uint64_t) + b.directory.capacity() * sizeof(uint32_t) +
              b.slots.capacity() * sizeof(uint64_t);

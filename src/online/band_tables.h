@@ -77,7 +77,8 @@ class BandTables {
       const auto head = static_cast<uint32_t>(slot);
       if (head == kNone) return;
       if (static_cast<uint32_t>(slot >> 32) != key) continue;
-      for (uint32_t row = head; row != kNone; row = next_[(row - buffer_first_) * bands_ + band]) on_row(row);
+      for (uint32_t row = head; row != kNone; row = next_[(row - buffer_first_) * bands_ + band])
+        on_row(row);
       return;
     }
   }
@@ -93,10 +94,10 @@ class BandTables {
 
  private:
   struct Band {
-    std::vector<uint64_t> entries;     // (key << 32 | row), ascending
-    std::vector<uint32_t> directory;   // 2^prefix_bits + 1 offsets into entries
+    std::vector<uint64_t> entries;    // (key << 32 | row), ascending
+    std::vector<uint32_t> directory;  // 2^prefix_bits + 1 offsets into entries
     int prefix_bits = 0;
-    std::vector<uint64_t> slots;       // buffer: (key << 32 | newest row), kNone rows empty
+    std::vector<uint64_t> slots;  // buffer: (key << 32 | newest row), kNone rows empty
     size_t used = 0;
   };
 
@@ -113,11 +114,11 @@ class BandTables {
   // The buffer's rows: buffer_first_ .. buffer_first_ + buffer_keys_.size() / bands_ - 1.
   uint32_t buffer_first_ = 0;
   bool buffer_started_ = false;
-  std::vector<uint32_t> buffer_keys_;  // (row - buffer_first_) * bands + band; kNone-filled gaps
-  std::vector<uint32_t> next_;         // chain of the buffer's rows, same indexing
+  std::vector<uint32_t> buffer_keys_;    // (row - buffer_first_) * bands + band; kNone-filled gaps
+  std::vector<uint32_t> next_;           // chain of the buffer's rows, same indexing
   std::vector<uint8_t> buffer_present_;  // whether a buffer row was added
-  size_t buffer_rows_ = 0;             // rows added to the buffer
-  size_t main_rows_ = 0;               // rows in the main tables
+  size_t buffer_rows_ = 0;               // rows added to the buffer
+  size_t main_rows_ = 0;                 // rows in the main tables
 };
 
 }  // namespace neardup::online_internal

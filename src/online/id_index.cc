@@ -1,8 +1,8 @@
 #include "online/id_index.h"
 
-#include <algorithm>
-
 #include <xxhash.h>
+
+#include <algorithm>
 
 namespace neardup::online_internal {
 

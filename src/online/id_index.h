@@ -37,7 +37,8 @@ class IdIndex {
   size_t rows() const { return offsets_.size() - 1; }
   void Reserve(size_t rows, size_t bytes_per_id);
   size_t memory_bytes() const {
-    return bytes_.capacity() + offsets_.capacity() * sizeof(uint64_t) + slots_.capacity() * sizeof(uint32_t);
+    return bytes_.capacity() + offsets_.capacity() * sizeof(uint64_t) +
+           slots_.capacity() * sizeof(uint32_t);
   }
 
  private:

@@ -80,7 +80,8 @@ FingerprintOptions DefaultFeatures(DedupMethod method) {
 Result<DedupMethod> ParseDedupMethod(std::string_view name) {
   if (name == "accurate") return DedupMethod::kAccurate;
   if (name == "simhash") return DedupMethod::kSimhash;
-  return Status::InvalidArgument("unknown method '" + std::string(name) + "' (expected accurate or simhash)");
+  return Status::InvalidArgument("unknown method '" + std::string(name) +
+                                 "' (expected accurate or simhash)");
 }
 
 std::string_view DedupMethodName(DedupMethod method) {
@@ -90,7 +91,8 @@ std::string_view DedupMethodName(DedupMethod method) {
 Result<MethodOptions> ResolveMethodOptions(const MethodOptions& options) {
   MethodOptions resolved = options;
   if (options.method != DedupMethod::kAccurate && options.method != DedupMethod::kSimhash) {
-    return Status::InvalidArgument("unknown method " + std::to_string(static_cast<int>(options.method)));
+    return Status::InvalidArgument("unknown method " +
+                                   std::to_string(static_cast<int>(options.method)));
   }
   if (!resolved.features) resolved.features = DefaultFeatures(options.method);
   if (options.k < 0 || options.k > 7) {
@@ -98,11 +100,13 @@ Result<MethodOptions> ResolveMethodOptions(const MethodOptions& options) {
   }
   if (options.method == DedupMethod::kAccurate) {
     if (!(options.threshold > 0 && options.threshold <= 1)) {
-      return Status::InvalidArgument("the Jaccard threshold must be in (0, 1], got " + FormatDouble(options.threshold));
+      return Status::InvalidArgument("the Jaccard threshold must be in (0, 1], got " +
+                                     FormatDouble(options.threshold));
     }
     if (resolved.features->weighting != FeatureWeighting::kDistinct) {
-      return Status::InvalidArgument("the accurate method sketches distinct features: it needs the "
-                                     "distinct feature weighting");
+      return Status::InvalidArgument(
+          "the accurate method sketches distinct features: it needs the "
+          "distinct feature weighting");
     }
     if (resolved.sketch.rows == 0) {
       auto rows = ChooseRows(options.threshold, resolved.sketch.bands);
@@ -114,7 +118,8 @@ Result<MethodOptions> ResolveMethodOptions(const MethodOptions& options) {
 }
 
 std::string SettingsLine(const MethodOptions& resolved) {
-  const FingerprintOptions f = resolved.features ? *resolved.features : DefaultFeatures(resolved.method);
+  const FingerprintOptions f =
+      resolved.features ? *resolved.features : DefaultFeatures(resolved.method);
   std::string s = "method=" + std::string(DedupMethodName(resolved.method));
   s += " mode=" + std::string(FeatureModeName(f.mode));
   if (f.mode == FeatureMode::kShingles) {
@@ -135,7 +140,8 @@ std::string SettingsLine(const MethodOptions& resolved) {
     s += " k=" + std::to_string(resolved.k);
   }
   s += " fingerprint=" + std::to_string(kFingerprintVersion);
-  if (resolved.method == DedupMethod::kAccurate) s += " sketch_version=" + std::to_string(kSketchVersion);
+  if (resolved.method == DedupMethod::kAccurate)
+    s += " sketch_version=" + std::to_string(kSketchVersion);
   return s;
 }
 
@@ -154,14 +160,16 @@ Result<MethodOptions> ParseSettingsLine(std::string_view line) {
       f = DefaultFeatures(*method);
       have_method = true;
     } else if (!have_method) {
-      return Status::InvalidArgument("settings: the line must start with method=, not " + key + "=");
+      return Status::InvalidArgument("settings: the line must start with method=, not " + key +
+                                     "=");
     } else if (key == "mode") {
       const size_t colon = value.find(':');
       auto mode = ParseFeatureMode(value.substr(0, colon));
       if (!mode.ok()) return mode.status();
       f.mode = *mode;
       if (*mode == FeatureMode::kShingles) {
-        const size_t second = colon == std::string::npos ? std::string::npos : value.find(':', colon + 1);
+        const size_t second =
+            colon == std::string::npos ? std::string::npos : value.find(':', colon + 1);
         if (second == std::string::npos) {
           return Status::InvalidArgument("settings: mode=" + value + " is not shingles:UNIT:N");
         }
@@ -185,18 +193,22 @@ Result<MethodOptions> ParseSettingsLine(std::string_view line) {
       if (!language.ok()) return language.status();
       f.language = *language;
     } else if (key == "fold") {
-      if (value != "t2s" && value != "none") return Status::InvalidArgument("settings: fold=" + value + " is not t2s or none");
+      if (value != "t2s" && value != "none")
+        return Status::InvalidArgument("settings: fold=" + value + " is not t2s or none");
       f.fold_traditional = value == "t2s";
     } else if (key == "normalize") {
-      if (value != "on" && value != "off") return Status::InvalidArgument("settings: normalize=" + value + " is not on or off");
+      if (value != "on" && value != "off")
+        return Status::InvalidArgument("settings: normalize=" + value + " is not on or off");
       f.normalize = value == "on";
     } else if (key == "model") {
-      return Status::InvalidArgument("settings: made with a custom keyword model, which cannot be named "
-                                     "here; give the same model and settings instead");
+      return Status::InvalidArgument(
+          "settings: made with a custom keyword model, which cannot be named "
+          "here; give the same model and settings instead");
     } else if (key == "threshold") {
       char* end = nullptr;
       options.threshold = std::strtod(value.c_str(), &end);
-      if (value.empty() || *end != '\0') return Status::InvalidArgument("settings: threshold=" + value + " is not a number");
+      if (value.empty() || *end != '\0')
+        return Status::InvalidArgument("settings: threshold=" + value + " is not a number");
     } else if (key == "sketch") {
       status = ParsePair(key, value, &options.sketch.bins, &options.sketch.bits_per_bin);
     } else if (key == "bands") {
@@ -207,13 +219,15 @@ Result<MethodOptions> ParseSettingsLine(std::string_view line) {
       options.k = *k;
     } else if (key == "fingerprint") {
       if (value != std::to_string(kFingerprintVersion)) {
-        return Status::FailedPrecondition("made with fingerprint version " + value + "; this is version " +
+        return Status::FailedPrecondition("made with fingerprint version " + value +
+                                          "; this is version " +
                                           std::to_string(kFingerprintVersion) + ": rebuild it");
       }
     } else if (key == "sketch_version") {
       if (value != std::to_string(kSketchVersion)) {
-        return Status::FailedPrecondition("made with sketch version " + value + "; this is version " +
-                                          std::to_string(kSketchVersion) + ": rebuild it");
+        return Status::FailedPrecondition("made with sketch version " + value +
+                                          "; this is version " + std::to_string(kSketchVersion) +
+                                          ": rebuild it");
       }
     } else if (key == "empty") {
       // The batch report's empty-document policy: not a signature setting.
@@ -222,13 +236,14 @@ Result<MethodOptions> ParseSettingsLine(std::string_view line) {
     }
     if (!status.ok()) return status;
   }
-  if (!have_method) return Status::InvalidArgument("settings: no method= in '" + std::string(line) + "'");
+  if (!have_method)
+    return Status::InvalidArgument("settings: no method= in '" + std::string(line) + "'");
   options.features = f;
   return ResolveMethodOptions(options);
 }
 
-std::string DescribeSettingsDifference(std::string_view line, std::string_view other, std::string_view ours,
-                                       std::string_view theirs) {
+std::string DescribeSettingsDifference(std::string_view line, std::string_view other,
+                                       std::string_view ours, std::string_view theirs) {
   auto a = SplitWords(line), b = SplitWords(other);
   if (!a.ok() || !b.ok()) return line == other ? "" : "unreadable settings";
   // lang=zh only loads the dictionary earlier than lang=auto: the signatures are the same.
@@ -280,7 +295,9 @@ Result<std::unique_ptr<DocumentSigner>> DocumentSigner::Create(const MethodOptio
 
 DocumentSigner::~DocumentSigner() = default;
 
-size_t DocumentSigner::sketch_bytes() const { return sketcher_ != nullptr ? sketcher_->sketch_bytes() : 0; }
+size_t DocumentSigner::sketch_bytes() const {
+  return sketcher_ != nullptr ? sketcher_->sketch_bytes() : 0;
+}
 
 size_t DocumentSigner::bands() const {
   return sketcher_ != nullptr ? static_cast<size_t>(sketcher_->options().bands) : 0;
@@ -310,7 +327,8 @@ Status DocumentSigner::Session::Sign(std::string_view text, const SignatureSlot&
 Status DocumentSigner::Session::Sign(std::string_view text, Signature* signature) {
   signature->sketch.resize(signer_.sketch_bytes());
   signature->band_keys.resize(signer_.bands());
-  return Sign(text, SignatureSlot{&signature->simhash, &signature->empty, signature->sketch, signature->band_keys});
+  return Sign(text, SignatureSlot{&signature->simhash, &signature->empty, signature->sketch,
+                                  signature->band_keys});
 }
 
 Result<Signature> DocumentSigner::Sign(std::string_view text) const {
@@ -327,8 +345,8 @@ std::optional<double> DocumentSigner::Compare(const Signature& a, const Signatur
     if (distance > options_.k) return std::nullopt;
     return distance;
   }
-  if (a.sketch.size() != sketch_bytes() || b.sketch.size() != sketch_bytes() || a.band_keys.size() != bands() ||
-      b.band_keys.size() != bands()) {
+  if (a.sketch.size() != sketch_bytes() || b.sketch.size() != sketch_bytes() ||
+      a.band_keys.size() != bands() || b.band_keys.size() != bands()) {
     return std::nullopt;
   }
   bool shared = false;

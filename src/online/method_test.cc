@@ -82,26 +82,34 @@ TEST(SettingsLine, DifferencesAreNamed) {
   EXPECT_NE(diff.find("bands 20x6 here, 16x"), std::string::npos) << diff;
   MethodOptions simhash;
   simhash.method = DedupMethod::kSimhash;
-  const std::string methods = DescribeSettingsDifference(SettingsLine(a), SettingsLine(*ResolveMethodOptions(simhash)));
-  EXPECT_NE(methods.find("method accurate here, simhash in the index"), std::string::npos) << methods;
+  const std::string methods =
+      DescribeSettingsDifference(SettingsLine(a), SettingsLine(*ResolveMethodOptions(simhash)));
+  EXPECT_NE(methods.find("method accurate here, simhash in the index"), std::string::npos)
+      << methods;
   // lang=zh signs as lang=auto does.
   MethodOptions zh;
   zh.features = AccurateFingerprintOptions();
   zh.features->language = Language::kChinese;
-  EXPECT_EQ(DescribeSettingsDifference(SettingsLine(a), SettingsLine(*ResolveMethodOptions(zh))), "");
+  EXPECT_EQ(DescribeSettingsDifference(SettingsLine(a), SettingsLine(*ResolveMethodOptions(zh))),
+            "");
 }
 
 TEST(SettingsLine, BadLinesAreRefused) {
   EXPECT_EQ(ParseSettingsLine("").status().code(), Status::Code::kInvalidArgument);
   EXPECT_EQ(ParseSettingsLine("mode=terms").status().code(), Status::Code::kInvalidArgument);
   EXPECT_EQ(ParseSettingsLine("method=fast").status().code(), Status::Code::kInvalidArgument);
-  EXPECT_EQ(ParseSettingsLine("method=simhash colour=red").status().code(), Status::Code::kInvalidArgument);
-  EXPECT_EQ(ParseSettingsLine("method=simhash k=x").status().code(), Status::Code::kInvalidArgument);
-  EXPECT_EQ(ParseSettingsLine("method=accurate bands=20").status().code(), Status::Code::kInvalidArgument);
-  EXPECT_EQ(ParseSettingsLine("method=simhash fingerprint=0").status().code(), Status::Code::kFailedPrecondition);
+  EXPECT_EQ(ParseSettingsLine("method=simhash colour=red").status().code(),
+            Status::Code::kInvalidArgument);
+  EXPECT_EQ(ParseSettingsLine("method=simhash k=x").status().code(),
+            Status::Code::kInvalidArgument);
+  EXPECT_EQ(ParseSettingsLine("method=accurate bands=20").status().code(),
+            Status::Code::kInvalidArgument);
+  EXPECT_EQ(ParseSettingsLine("method=simhash fingerprint=0").status().code(),
+            Status::Code::kFailedPrecondition);
   EXPECT_EQ(ParseSettingsLine("method=accurate sketch_version=9").status().code(),
             Status::Code::kFailedPrecondition);
-  EXPECT_EQ(ParseSettingsLine("method=simhash k=9").status().code(), Status::Code::kInvalidArgument);
+  EXPECT_EQ(ParseSettingsLine("method=simhash k=9").status().code(),
+            Status::Code::kInvalidArgument);
 }
 
 TEST(DocumentSigner, SignsAsTheFingerprinterAndSketcherDo) {
@@ -126,7 +134,8 @@ TEST(DocumentSigner, SignsAsTheFingerprinterAndSketcherDo) {
     std::vector<uint8_t> want_sketch((*sketcher)->sketch_bytes());
     std::vector<uint32_t> want_keys(20);
     if (!fingerprint->empty) {
-      ASSERT_TRUE((*sketcher)->Compute(builder->DistinctFeatureHashes(), want_sketch, want_keys).ok());
+      ASSERT_TRUE(
+          (*sketcher)->Compute(builder->DistinctFeatureHashes(), want_sketch, want_keys).ok());
     }
     EXPECT_EQ(signature.sketch, want_sketch) << text;
     EXPECT_EQ(signature.band_keys, want_keys) << text;
@@ -135,11 +144,15 @@ TEST(DocumentSigner, SignsAsTheFingerprinterAndSketcherDo) {
 }
 
 TEST(DocumentSigner, ComparesByTheMethodsRule) {
-  const std::string a = "Near-duplicate detection finds reposted and lightly edited copies of the same article.";
-  const std::string b = "Near-duplicate detection finds reposted and lightly edited copies of the same article!";
-  const std::string c = "Something else entirely, about gardening and the best time to plant tomatoes outside.";
+  const std::string a =
+      "Near-duplicate detection finds reposted and lightly edited copies of the same article.";
+  const std::string b =
+      "Near-duplicate detection finds reposted and lightly edited copies of the same article!";
+  const std::string c =
+      "Something else entirely, about gardening and the best time to plant tomatoes outside.";
   auto accurate = std::move(DocumentSigner::Create(MethodOptions{})).value();
-  auto ja = *accurate->Sign(a), jb = *accurate->Sign(b), jc = *accurate->Sign(c), empty = *accurate->Sign("□□");
+  auto ja = *accurate->Sign(a), jb = *accurate->Sign(b), jc = *accurate->Sign(c),
+       empty = *accurate->Sign("□□");
   ASSERT_TRUE(accurate->Compare(ja, jb).has_value());
   EXPECT_GE(*accurate->Compare(ja, jb), 0.8);
   EXPECT_FALSE(accurate->Compare(ja, jc).has_value());

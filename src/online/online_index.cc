@@ -87,7 +87,8 @@ class OnlineIndexImpl final : public OnlineIndex {
     return QuerySigned(*signature, nullptr);
   }
 
-  Result<std::vector<OnlineMatch>> QuerySigned(const Signature& signature, OnlineQueryStats* stats) const override {
+  Result<std::vector<OnlineMatch>> QuerySigned(const Signature& signature,
+                                               OnlineQueryStats* stats) const override {
     NEARDUP_RETURN_IF_ERROR(CheckSignature(signature));
     std::shared_lock lock(mutex_);
     OnlineQueryStats local;
@@ -111,7 +112,8 @@ class OnlineIndexImpl final : public OnlineIndex {
     NEARDUP_RETURN_IF_ERROR(CheckId(id));
     NEARDUP_RETURN_IF_ERROR(CheckSignature(signature));
     std::unique_lock lock(mutex_);
-    if (ids_.Find(id)) return Status::FailedPrecondition("id '" + Printable(id) + "' is already stored");
+    if (ids_.Find(id))
+      return Status::FailedPrecondition("id '" + Printable(id) + "' is already stored");
     QueryAndInsertResult result;
     OnlineQueryStats local;
     auto matches = QueryLocked(signature, &local);
@@ -153,7 +155,8 @@ class OnlineIndexImpl final : public OnlineIndex {
       if (removed_.Contains(row)) continue;
       FillSignature(row, &signature);
       if (accurate_ && !signature.empty) {
-        std::copy_n(keys.begin() + static_cast<std::ptrdiff_t>(row * bands), bands, signature.band_keys.begin());
+        std::copy_n(keys.begin() + static_cast<std::ptrdiff_t>(row * bands), bands,
+                    signature.band_keys.begin());
       }
       fn(ids_.id(row), signature);
     }
@@ -167,8 +170,9 @@ class OnlineIndexImpl final : public OnlineIndex {
     stats.inserts = inserts_;
     stats.removes = removes_;
     stats.settings = signer_->settings();
-    stats.memory_bytes = ids_.memory_bytes() + simhashes_.capacity() * sizeof(uint64_t) + removed_.memory_bytes() +
-                         empty_.memory_bytes() + sketch_chunks_.size() * kSketchChunkRows * sketch_bytes_;
+    stats.memory_bytes = ids_.memory_bytes() + simhashes_.capacity() * sizeof(uint64_t) +
+                         removed_.memory_bytes() + empty_.memory_bytes() +
+                         sketch_chunks_.size() * kSketchChunkRows * sketch_bytes_;
     if (accurate_) stats.memory_bytes += bands_->memory_bytes();
     if (simhash_index_ != nullptr) stats.memory_bytes += simhash_index_->Stats().memory_bytes;
     std::lock_guard stats_lock(stats_mutex_);
@@ -197,18 +201,20 @@ class OnlineIndexImpl final : public OnlineIndex {
   static Status CheckId(std::string_view id) {
     if (id.empty()) return Status::InvalidArgument("a document id must not be empty");
     if (id.size() > kMaxIdBytes) {
-      return Status::InvalidArgument("a document id is " + std::to_string(id.size()) + " bytes long; the limit is " +
-                                     std::to_string(kMaxIdBytes));
+      return Status::InvalidArgument("a document id is " + std::to_string(id.size()) +
+                                     " bytes long; the limit is " + std::to_string(kMaxIdBytes));
     }
     return Status::OK();
   }
 
   Status CheckSignature(const Signature& signature) const {
-    if (signature.sketch.size() != sketch_bytes_ || signature.band_keys.size() != signer_->bands()) {
-      return Status::InvalidArgument("the signature has a sketch of " + std::to_string(signature.sketch.size()) +
-                                     " bytes and " + std::to_string(signature.band_keys.size()) +
-                                     " band keys; this index's method needs " + std::to_string(sketch_bytes_) +
-                                     " and " + std::to_string(signer_->bands()));
+    if (signature.sketch.size() != sketch_bytes_ ||
+        signature.band_keys.size() != signer_->bands()) {
+      return Status::InvalidArgument(
+          "the signature has a sketch of " + std::to_string(signature.sketch.size()) +
+          " bytes and " + std::to_string(signature.band_keys.size()) +
+          " band keys; this index's method needs " + std::to_string(sketch_bytes_) + " and " +
+          std::to_string(signer_->bands()));
     }
     return Status::OK();
   }
@@ -222,12 +228,15 @@ class OnlineIndexImpl final : public OnlineIndex {
     signature->empty = empty_.Contains(row);
     signature->sketch.assign(sketch_bytes_, 0);
     signature->band_keys.assign(signer_->bands(), 0);
-    if (accurate_ && !signature->empty) std::copy_n(SketchOf(row), sketch_bytes_, signature->sketch.begin());
+    if (accurate_ && !signature->empty)
+      std::copy_n(SketchOf(row), sketch_bytes_, signature->sketch.begin());
   }
 
   Status InsertLocked(std::string_view id, const Signature& signature) {
-    if (ids_.Find(id)) return Status::FailedPrecondition("id '" + Printable(id) + "' is already stored");
-    if (simhashes_.size() >= kMaxRows) return Status::ResourceExhausted("the index holds 2^32 - 2 inserts");
+    if (ids_.Find(id))
+      return Status::FailedPrecondition("id '" + Printable(id) + "' is already stored");
+    if (simhashes_.size() >= kMaxRows)
+      return Status::ResourceExhausted("the index holds 2^32 - 2 inserts");
     const auto row = static_cast<uint32_t>(simhashes_.size());
     if (signature.empty) {
       empty_.Add(row);
@@ -235,7 +244,8 @@ class OnlineIndexImpl final : public OnlineIndex {
     } else if (accurate_) {
       if (row % kSketchChunkRows == 0 || sketch_chunks_.size() <= row / kSketchChunkRows) {
         while (sketch_chunks_.size() <= row / kSketchChunkRows) {
-          sketch_chunks_.push_back(std::make_unique_for_overwrite<uint8_t[]>(kSketchChunkRows * sketch_bytes_));
+          sketch_chunks_.push_back(
+              std::make_unique_for_overwrite<uint8_t[]>(kSketchChunkRows * sketch_bytes_));
         }
       }
       std::copy(signature.sketch.begin(), signature.sketch.end(), SketchOf(row));
@@ -252,15 +262,18 @@ class OnlineIndexImpl final : public OnlineIndex {
     return Status::OK();
   }
 
-  Result<std::vector<OnlineMatch>> QueryLocked(const Signature& signature, OnlineQueryStats* stats) const {
+  Result<std::vector<OnlineMatch>> QueryLocked(const Signature& signature,
+                                               OnlineQueryStats* stats) const {
     ++stats->queries;
     std::vector<OnlineMatch> out;
     if (signature.empty) return out;
     if (!accurate_) {
-      auto batch = simhash_index_->QueryBatch(std::span(&signature.simhash, 1), signer_->options().k, 1);
+      auto batch =
+          simhash_index_->QueryBatch(std::span(&signature.simhash, 1), signer_->options().k, 1);
       if (!batch.ok()) return batch.status();
       for (const Match& m : batch->matches) {
-        out.push_back({std::string(ids_.id(static_cast<uint32_t>(m.id))), static_cast<double>(m.distance)});
+        out.push_back(
+            {std::string(ids_.id(static_cast<uint32_t>(m.id))), static_cast<double>(m.distance)});
       }
       stats->lookups += batch->stats.tables_probed;
       stats->candidates += batch->stats.candidates_verified;
@@ -274,7 +287,8 @@ class OnlineIndexImpl final : public OnlineIndex {
     thread_local std::vector<uint32_t> candidates;
     candidates.clear();
     for (size_t j = 0; j < signature.band_keys.size(); ++j) {
-      bands_->ForEachRow(j, signature.band_keys[j], [&](uint32_t row) { candidates.push_back(row); });
+      bands_->ForEachRow(j, signature.band_keys[j],
+                         [&](uint32_t row) { candidates.push_back(row); });
     }
     stats->lookups += signature.band_keys.size();
     std::sort(candidates.begin(), candidates.end());
@@ -284,7 +298,8 @@ class OnlineIndexImpl final : public OnlineIndex {
     for (uint32_t row : candidates) {
       if (removed_.Contains(row)) continue;
       ++stats->candidates;
-      const double jaccard = sketcher.EstimateIfAtLeast(signature.sketch.data(), SketchOf(row), threshold);
+      const double jaccard =
+          sketcher.EstimateIfAtLeast(signature.sketch.data(), SketchOf(row), threshold);
       if (jaccard >= threshold) out.push_back({std::string(ids_.id(row)), jaccard});
     }
     stats->matches += out.size();
@@ -302,13 +317,14 @@ class OnlineIndexImpl final : public OnlineIndex {
   const std::unique_ptr<DocumentSigner> signer_;
   const bool accurate_;
   const size_t sketch_bytes_;
-  const std::unique_ptr<BandTables> bands_;   // kAccurate
+  const std::unique_ptr<BandTables> bands_;     // kAccurate
   const std::unique_ptr<Index> simhash_index_;  // kSimhash
 
   mutable std::shared_mutex mutex_;
   IdIndex ids_;
   std::vector<uint64_t> simhashes_;  // by row
-  std::vector<std::unique_ptr<uint8_t[]>> sketch_chunks_;  // kAccurate: kSketchChunkRows sketches each
+  std::vector<std::unique_ptr<uint8_t[]>>
+      sketch_chunks_;  // kAccurate: kSketchChunkRows sketches each
   RowBits removed_;
   RowBits empty_;
   uint64_t live_ = 0, empty_live_ = 0, inserts_ = 0, removes_ = 0;

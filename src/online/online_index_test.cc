@@ -32,11 +32,13 @@ std::vector<std::string> MakeCorpus(size_t bases, size_t copies, uint32_t seed) 
     for (int c = 0; c < length; ++c) w += static_cast<char>('a' + rng() % 26);
     words.push_back(w);
   }
-  const std::vector<std::string> chinese = {"中文", "文档", "相似", "重复", "检测", "网页", "新闻", "文章"};
+  const std::vector<std::string> chinese = {"中文", "文档", "相似", "重复",
+                                            "检测", "网页", "新闻", "文章"};
   std::vector<std::vector<std::string>> base_words(bases);
   for (auto& b : base_words) {
     const size_t n = 20 + rng() % 40;
-    for (size_t i = 0; i < n; ++i) b.push_back(rng() % 10 == 0 ? chinese[rng() % chinese.size()] : words[rng() % words.size()]);
+    for (size_t i = 0; i < n; ++i)
+      b.push_back(rng() % 10 == 0 ? chinese[rng() % chinese.size()] : words[rng() % words.size()]);
   }
   std::vector<std::string> texts;
   for (size_t i = 0; i < bases * copies; ++i) {
@@ -63,7 +65,9 @@ std::vector<std::string> MakeCorpus(size_t bases, size_t copies, uint32_t seed) 
 
 using PairKey = std::pair<std::string, std::string>;  // ordered by (a < b as ids of rows)
 
-PairKey Key(const std::string& a, const std::string& b) { return a < b ? PairKey{a, b} : PairKey{b, a}; }
+PairKey Key(const std::string& a, const std::string& b) {
+  return a < b ? PairKey{a, b} : PairKey{b, a};
+}
 
 MethodOptions Method(DedupMethod method) {
   MethodOptions o;
@@ -72,7 +76,8 @@ MethodOptions Method(DedupMethod method) {
 }
 
 // Every pair by brute force.
-std::map<PairKey, double> BruteForcePairs(const DocumentSigner& signer, const std::vector<Signature>& signatures) {
+std::map<PairKey, double> BruteForcePairs(const DocumentSigner& signer,
+                                          const std::vector<Signature>& signatures) {
   std::map<PairKey, double> pairs;
   for (size_t i = 0; i < signatures.size(); ++i) {
     for (size_t j = i + 1; j < signatures.size(); ++j) {
@@ -109,7 +114,8 @@ TEST_P(OnlineIndexTest, QueryBeforeInsertFindsEveryBruteForcePair) {
     for (const auto& m : *matches) got.insert(m.id);
     std::set<std::string> expect;
     for (size_t j = 0; j < texts.size(); ++j) {
-      if (index->signer().Compare(signatures[i], signatures[j])) expect.insert(std::to_string(j + 1));
+      if (index->signer().Compare(signatures[i], signatures[j]))
+        expect.insert(std::to_string(j + 1));
     }
     EXPECT_EQ(got, expect) << i;
   }
@@ -144,10 +150,13 @@ TEST_P(OnlineIndexTest, FindsExactlyTheBatchJobsPairs) {
     std::vector<std::thread> workers;
     for (int t = 0; t < threads; ++t) {
       workers.emplace_back([&, t] {
-        for (size_t i = static_cast<size_t>(t); i < texts.size(); i += static_cast<size_t>(threads)) {
-          auto result = index->QueryAndInsert(std::to_string(i + 1), texts[i], InsertPolicy::kAlways);
+        for (size_t i = static_cast<size_t>(t); i < texts.size();
+             i += static_cast<size_t>(threads)) {
+          auto result =
+              index->QueryAndInsert(std::to_string(i + 1), texts[i], InsertPolicy::kAlways);
           if (!result.ok()) continue;
-          for (const auto& m : result->matches) found[static_cast<size_t>(t)][Key(m.id, std::to_string(i + 1))] = m.score;
+          for (const auto& m : result->matches)
+            found[static_cast<size_t>(t)][Key(m.id, std::to_string(i + 1))] = m.score;
         }
       });
     }
@@ -171,8 +180,10 @@ TEST_P(OnlineIndexTest, CheckAndInsertNeverStoresTwoNearDuplicates) {
     std::atomic<size_t> inserted{0};
     for (int t = 0; t < threads; ++t) {
       workers.emplace_back([&, t] {
-        for (size_t i = static_cast<size_t>(t); i < texts.size(); i += static_cast<size_t>(threads)) {
-          auto result = index->QueryAndInsert(std::to_string(i + 1), texts[i], InsertPolicy::kIfNew);
+        for (size_t i = static_cast<size_t>(t); i < texts.size();
+             i += static_cast<size_t>(threads)) {
+          auto result =
+              index->QueryAndInsert(std::to_string(i + 1), texts[i], InsertPolicy::kIfNew);
           ASSERT_TRUE(result.ok());
           EXPECT_EQ(result->inserted, result->matches.empty());
           inserted += result->inserted;
@@ -186,7 +197,8 @@ TEST_P(OnlineIndexTest, CheckAndInsertNeverStoresTwoNearDuplicates) {
     EXPECT_LT(stored.size(), texts.size());
     for (size_t i = 0; i < stored.size(); ++i) {
       for (size_t j = i + 1; j < stored.size(); ++j) {
-        EXPECT_FALSE(index->signer().Compare(stored[i], stored[j]).has_value()) << threads << ": " << i << " " << j;
+        EXPECT_FALSE(index->signer().Compare(stored[i], stored[j]).has_value())
+            << threads << ": " << i << " " << j;
       }
     }
   }
@@ -195,7 +207,8 @@ TEST_P(OnlineIndexTest, CheckAndInsertNeverStoresTwoNearDuplicates) {
 TEST_P(OnlineIndexTest, RemovedDocumentsAreNeverFoundAndIdsCanComeBack) {
   const auto texts = MakeCorpus(20, 6, 5);
   auto index = std::move(OnlineIndex::Create({Method(GetParam())})).value();
-  for (size_t i = 0; i < texts.size(); ++i) ASSERT_TRUE(index->Insert(std::to_string(i), texts[i]).ok());
+  for (size_t i = 0; i < texts.size(); ++i)
+    ASSERT_TRUE(index->Insert(std::to_string(i), texts[i]).ok());
   std::set<std::string> removed;
   for (size_t i = 0; i < texts.size(); i += 3) {
     ASSERT_TRUE(index->Remove(std::to_string(i)).ok());
@@ -212,8 +225,9 @@ TEST_P(OnlineIndexTest, RemovedDocumentsAreNeverFoundAndIdsCanComeBack) {
   ASSERT_TRUE(index->Insert("0", texts[0]).ok());
   auto again = index->Query(texts[0]);
   ASSERT_TRUE(again.ok());
-  EXPECT_TRUE(std::any_of(again->begin(), again->end(), [](const OnlineMatch& m) { return m.id == "0"; }) ||
-              index->Get("0")->empty);
+  EXPECT_TRUE(
+      std::any_of(again->begin(), again->end(), [](const OnlineMatch& m) { return m.id == "0"; }) ||
+      index->Get("0")->empty);
   EXPECT_EQ(index->Stats().documents, texts.size() - removed.size() + 1);
   // Get gives back the signature that was stored.
   for (size_t i = 1; i < texts.size(); i += 7) {
@@ -255,8 +269,11 @@ TEST_P(OnlineIndexTest, BadCallsAreErrors) {
   EXPECT_EQ(OnlineIndex::Create({bad}).status().code(), Status::Code::kInvalidArgument);
 }
 
-INSTANTIATE_TEST_SUITE_P(Methods, OnlineIndexTest, ::testing::Values(DedupMethod::kAccurate, DedupMethod::kSimhash),
-                         [](const ::testing::TestParamInfo<DedupMethod>& param) { return std::string(DedupMethodName(param.param)); });
+INSTANTIATE_TEST_SUITE_P(Methods, OnlineIndexTest,
+                         ::testing::Values(DedupMethod::kAccurate, DedupMethod::kSimhash),
+                         [](const ::testing::TestParamInfo<DedupMethod>& param) {
+                           return std::string(DedupMethodName(param.param));
+                         });
 
 // Enough signatures to merge the band tables' buffer into the main tables (65,536 rows) several
 // times, with removes in between: sampled queries against a linear scan.
@@ -273,7 +290,8 @@ TEST(OnlineIndexMerge, QueriesStayExactAcrossMerges) {
     if (i % 50 != 0 && i > 0) {
       // A variant of an earlier document: a few sketch bits flipped, some band keys kept.
       s = all[rng() % all.size()];
-      for (int f = 0; f < 6; ++f) s.sketch[4 + rng() % (s.sketch.size() - 4)] ^= static_cast<uint8_t>(1u << (rng() % 8));
+      for (int f = 0; f < 6; ++f)
+        s.sketch[4 + rng() % (s.sketch.size() - 4)] ^= static_cast<uint8_t>(1u << (rng() % 8));
       for (auto& k : s.band_keys) {
         if (rng() % 3 == 0) k = static_cast<uint32_t>(rng());
       }
@@ -323,9 +341,11 @@ TEST(OnlineIndexMerge, QueriesStayExactAcrossMerges) {
     ++seen;
   });
   EXPECT_EQ(seen, static_cast<size_t>(std::count(removed.begin(), removed.end(), false)));
-  const size_t live = static_cast<size_t>(std::find(removed.begin(), removed.end(), false) - removed.begin());
+  const size_t live =
+      static_cast<size_t>(std::find(removed.begin(), removed.end(), false) - removed.begin());
   EXPECT_EQ(*index->Get(std::to_string(live)), all[live]);
-  const size_t gone = static_cast<size_t>(std::find(removed.begin(), removed.end(), true) - removed.begin());
+  const size_t gone =
+      static_cast<size_t>(std::find(removed.begin(), removed.end(), true) - removed.begin());
   EXPECT_EQ(index->Get(std::to_string(gone)).status().code(), Status::Code::kNotFound);
 }
 

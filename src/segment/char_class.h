@@ -36,7 +36,8 @@ static_assert(kAsciiCodes['-'] == kAsciiCodeCount, "every ASCII block character 
 // Code of a block character, 0 for any other code point.
 inline constexpr CharCode CodeOf(char32_t cp) {
   if (cp < 128) return kAsciiCodes[cp];
-  if (cp >= kHanFirst && cp <= kHanLast) return static_cast<CharCode>(kFirstHanCode + (cp - kHanFirst));
+  if (cp >= kHanFirst && cp <= kHanLast)
+    return static_cast<CharCode>(kFirstHanCode + (cp - kHanFirst));
   return 0;
 }
 

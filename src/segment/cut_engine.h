@@ -2,14 +2,15 @@
 // transcribed step by step over character codes.
 //
 // Text is cut into blocks: maximal runs of block characters (re_han_default) and runs of other
-// characters. Other characters become words of one character each ("\r\n" is one word). A block is cut
-// by the maximum-probability route through its DAG of dictionary words (jieba's get_DAG and calc),
-// and in HMM mode, runs of single characters that are not themselves one dictionary word go through
-// finalseg: Han runs through the Viterbi HMM, the rest split by re_skip ([a-zA-Z0-9]+(\.\d+)?%?).
+// characters. Other characters become words of one character each ("\r\n" is one word). A block is
+// cut by the maximum-probability route through its DAG of dictionary words (jieba's get_DAG and
+// calc), and in HMM mode, runs of single characters that are not themselves one dictionary word go
+// through finalseg: Han runs through the Viterbi HMM, the rest split by re_skip
+// ([a-zA-Z0-9]+(\.\d+)?%?).
 //
 // Words are reported through a callback emit(std::string_view word, int32_t node). The view points
-// into the text (kAll may pass a view of a temporary: copy it to keep it). `node` is the word's trie
-// node when the route already knows it, kUnknownNode otherwise.
+// into the text (kAll may pass a view of a temporary: copy it to keep it). `node` is the word's
+// trie node when the route already knows it, kUnknownNode otherwise.
 #ifndef NEARDUP_SEGMENT_CUT_ENGINE_H_
 #define NEARDUP_SEGMENT_CUT_ENGINE_H_
 
@@ -58,8 +59,7 @@ class CutEngine {
   template <bool kHmm, typename Emit>
   void CutDefault(std::string_view text, Emit&& emit) {
     ForEachBlock(
-        text,
-        [&](std::string_view t) { CutBlock<kHmm>(t, emit); },
+        text, [&](std::string_view t) { CutBlock<kHmm>(t, emit); },
         [&](std::string_view t, size_t start, size_t end) {
           const auto* p = reinterpret_cast<const unsigned char*>(t.data());
           for (size_t i = start; i < end;) {
@@ -90,13 +90,15 @@ class CutEngine {
  private:
   // DecodeCharacter with a fast path for the three-byte sequences of U+1000..U+CFFF (Han, CJK
   // punctuation), noting where the first invalid sequence is.
-  int Decode(const unsigned char* p, const unsigned char* base, const unsigned char* end, char32_t* cp) {
+  int Decode(const unsigned char* p, const unsigned char* base, const unsigned char* end,
+             char32_t* cp) {
     const unsigned lead = *p;
     if (lead < 0x80) {
       *cp = lead;
       return 1;
     }
-    if (lead >= 0xE1 && lead <= 0xEC && end - p >= 3 && (p[1] & 0xC0) == 0x80 && (p[2] & 0xC0) == 0x80) {
+    if (lead >= 0xE1 && lead <= 0xEC && end - p >= 3 && (p[1] & 0xC0) == 0x80 &&
+        (p[2] & 0xC0) == 0x80) {
       *cp = ((lead & 0x0F) << 12) | ((p[1] & 0x3Fu) << 6) | (p[2] & 0x3Fu);
       return 3;
     }
@@ -107,8 +109,8 @@ class CutEngine {
     return n < 0 ? -n : static_cast<int>(end - p);
   }
 
-  // Calls on_block(text) after loading codes_/offsets_ for each block, on_other(text, start, end) for
-  // each run of other characters.
+  // Calls on_block(text) after loading codes_/offsets_ for each block, on_other(text, start, end)
+  // for each run of other characters.
   template <typename OnBlock, typename OnOther>
   void ForEachBlock(std::string_view text, OnBlock&& on_block, OnOther&& on_other) {
     const auto* base = reinterpret_cast<const unsigned char*>(text.data());
@@ -148,7 +150,8 @@ class CutEngine {
   template <typename Emit>
   void EmitRange(std::string_view text, size_t a, size_t b, int32_t node, Emit& emit) {
     if (resolve_nodes_ && node == kUnknownNode && b - a >= 2) {
-      node = dict_.trie.Find(std::u16string_view(reinterpret_cast<const char16_t*>(codes_.data() + a), b - a));
+      node = dict_.trie.Find(
+          std::u16string_view(reinterpret_cast<const char16_t*>(codes_.data() + a), b - a));
     }
     emit(text.substr(offsets_[a], offsets_[b] - offsets_[a]), node);
   }
@@ -169,7 +172,8 @@ class CutEngine {
       bool found = false;
       int32_t node = trie.Child(DoubleArrayTrie::kRoot, codes_[k]);
       for (size_t i = k; node >= 0;) {
-        const double weight = trie.Weight(node);  // log(freq) - log(total) of a word, else kNoWeight
+        const double weight =
+            trie.Weight(node);  // log(freq) - log(total) of a word, else kNoWeight
         if (weight != DoubleArrayTrie::kNoWeight) {
           // max() over (probability, end) tuples: a tie goes to the longer word.
           const double p = weight + route_probability_[i + 1];
@@ -339,7 +343,8 @@ class CutEngine {
             eng_end = last + 1;
           } else {
             if (!eng_split) {
-              eng_joined.assign(text.substr(offsets_[eng_start], offsets_[eng_end] - offsets_[eng_start]));
+              eng_joined.assign(
+                  text.substr(offsets_[eng_start], offsets_[eng_end] - offsets_[eng_start]));
               eng_split = true;
             }
             eng_joined.append(text.substr(offsets_[k], offsets_[last + 1] - offsets_[k]));
@@ -359,7 +364,8 @@ class CutEngine {
     if (eng_scan) flush_eng();
   }
 
-  // re.split("(\r\n|\s)") of a run of other characters, every piece kept (cut_all keeps empty ones).
+  // re.split("(\r\n|\s)") of a run of other characters, every piece kept (cut_all keeps empty
+  // ones).
   template <typename Emit>
   void SplitOnSpace(std::string_view text, size_t start, size_t end, Emit& emit) {
     const auto* p = reinterpret_cast<const unsigned char*>(text.data());

@@ -24,7 +24,8 @@ std::vector<std::string> CandidateDirectories() {
   }
   candidates.emplace_back("/usr/lib/python3/dist-packages/jieba");
   for (int minor = 13; minor >= 7; --minor) {
-    candidates.push_back("/usr/local/lib/python3." + std::to_string(minor) + "/dist-packages/jieba");
+    candidates.push_back("/usr/local/lib/python3." + std::to_string(minor) +
+                         "/dist-packages/jieba");
   }
   return candidates;
 }
@@ -58,7 +59,8 @@ Result<std::shared_ptr<const Dictionary>> Dictionary::Load(const DictionaryOptio
     return Status::NotFound("jieba HMM model directory " + resolved.hmm_dir + " does not exist");
   }
   std::optional<util_internal::CacheKey> key;
-  const std::string cache_directory = resolved.use_cache ? util_internal::CacheDirectory() : std::string();
+  const std::string cache_directory =
+      resolved.use_cache ? util_internal::CacheDirectory() : std::string();
   if (!cache_directory.empty()) key = segment_internal::DictionaryCacheKey(resolved);
   if (key) {
     if (auto cached = segment_internal::ReadDictionaryCache(cache_directory, *key)) {

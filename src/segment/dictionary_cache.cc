@@ -30,11 +30,13 @@ bool ReadBlobs(CacheReader* reader, DictionaryData* data) {
   std::vector<CharCode> symbols;
   std::vector<std::string> other_words, force_split;
   std::vector<int64_t> other_frequencies;
-  if (!reader->ReadVector(&units) || !reader->ReadVector(&values) || !reader->ReadVector(&symbols) ||
-      !reader->ReadVector(&data->words) || !util_internal::ReadStrings(reader, &other_words) ||
-      !reader->ReadVector(&other_frequencies) || !util_internal::ReadStrings(reader, &force_split) ||
-      !reader->ReadValue(&data->total) || !reader->ReadValue(&data->hmm.start) ||
-      !reader->ReadValue(&data->hmm.trans) || !reader->ReadVector(&data->hmm.emit) || !reader->Finish()) {
+  if (!reader->ReadVector(&units) || !reader->ReadVector(&values) ||
+      !reader->ReadVector(&symbols) || !reader->ReadVector(&data->words) ||
+      !util_internal::ReadStrings(reader, &other_words) ||
+      !reader->ReadVector(&other_frequencies) ||
+      !util_internal::ReadStrings(reader, &force_split) || !reader->ReadValue(&data->total) ||
+      !reader->ReadValue(&data->hmm.start) || !reader->ReadValue(&data->hmm.trans) ||
+      !reader->ReadVector(&data->hmm.emit) || !reader->Finish()) {
     return false;
   }
   if (other_words.size() != other_frequencies.size() || data->total <= 0 ||
@@ -55,7 +57,8 @@ bool ReadBlobs(CacheReader* reader, DictionaryData* data) {
 
 }  // namespace
 
-std::unique_ptr<DictionaryData> ReadDictionaryCache(const std::string& directory, const CacheKey& key) {
+std::unique_ptr<DictionaryData> ReadDictionaryCache(const std::string& directory,
+                                                    const CacheKey& key) {
   if (directory.empty()) return nullptr;
   auto reader = CacheReader::Open(directory + "/" + key.FileName(), key);
   if (reader == nullptr) return nullptr;
@@ -65,7 +68,8 @@ std::unique_ptr<DictionaryData> ReadDictionaryCache(const std::string& directory
   return data;
 }
 
-void WriteDictionaryCache(const DictionaryData& data, const std::string& directory, const CacheKey& key) {
+void WriteDictionaryCache(const DictionaryData& data, const std::string& directory,
+                          const CacheKey& key) {
   auto writer = CacheWriter::Create(directory, key);
   if (writer == nullptr) return;
   writer->WriteVector(data.trie.units());

@@ -1,6 +1,6 @@
-// Internal: the cache file of a loaded dictionary (doc/segment.md, "Cache files"): the trie, the word
-// weights, the other FREQ entries, the forced splits and the HMM tables, keyed on dict.txt, the user
-// dictionaries and the three HMM files.
+// Internal: the cache file of a loaded dictionary (doc/segment.md, "Cache files"): the trie, the
+// word weights, the other FREQ entries, the forced splits and the HMM tables, keyed on dict.txt,
+// the user dictionaries and the three HMM files.
 #ifndef NEARDUP_SEGMENT_DICTIONARY_CACHE_H_
 #define NEARDUP_SEGMENT_DICTIONARY_CACHE_H_
 
@@ -17,7 +17,8 @@ namespace neardup::segment_internal {
 // cannot be read (parsing then reports the error).
 std::optional<util_internal::CacheKey> DictionaryCacheKey(const DictionaryOptions& options);
 
-// The dictionary stored in `directory` under `key`, or nullptr when there is none or it is unusable.
+// The dictionary stored in `directory` under `key`, or nullptr when there is none or it is
+// unusable.
 std::unique_ptr<DictionaryData> ReadDictionaryCache(const std::string& directory,
                                                     const util_internal::CacheKey& key);
 

@@ -48,7 +48,8 @@ class DictionaryCacheTest : public ::testing::Test {
   void SetUp() override {
     if (const char* saved = std::getenv("NEARDUP_CACHE_DIR")) saved_ = saved;
     ::setenv("NEARDUP_CACHE_DIR", CacheDir().c_str(), 1);
-    options_.hmm_dir = testing::WriteSmallHmm(files_, "{'B': {'丙': -1.5}, 'E': {'丁': -2.0}, 'M': {}, 'S': {}}");
+    options_.hmm_dir =
+        testing::WriteSmallHmm(files_, "{'B': {'丙': -1.5}, 'E': {'丁': -2.0}, 'M': {}, 'S': {}}");
     options_.dict_path = files_.Write("dict.txt", "甲乙 5\n乙 1\n甲 1\n丁 2\n戊 2\nγ射线 3\n");
     options_.user_dict_paths = {files_.Write("user.txt", "丙丁 7\n甲乙 0\n戊丁\n")};
   }
@@ -61,7 +62,8 @@ class DictionaryCacheTest : public ::testing::Test {
   }
   std::string CacheDir() const { return files_.dir() + "/cache"; }
   std::string CacheFile() const {
-    for (const auto& entry : std::filesystem::directory_iterator(CacheDir())) return entry.path().string();
+    for (const auto& entry : std::filesystem::directory_iterator(CacheDir()))
+      return entry.path().string();
     return {};
   }
   std::shared_ptr<const Dictionary> Load(bool use_cache) const {
@@ -74,7 +76,8 @@ class DictionaryCacheTest : public ::testing::Test {
   size_t CacheFileCount() const {
     std::error_code ignored;
     return std::filesystem::exists(CacheDir())
-               ? static_cast<size_t>(std::distance(std::filesystem::directory_iterator(CacheDir()), {}))
+               ? static_cast<size_t>(
+                     std::distance(std::filesystem::directory_iterator(CacheDir()), {}))
                : 0;
   }
 
@@ -105,7 +108,8 @@ TEST_F(DictionaryCacheTest, DamagedCacheFallsBackToTheSources) {
   const std::string path = CacheFile();
   const std::string whole = ReadFile(path);
   ASSERT_GT(whole.size(), 100u);
-  for (size_t size : {size_t{0}, size_t{7}, size_t{16}, whole.size() / 3, whole.size() / 2, whole.size() - 1}) {
+  for (size_t size :
+       {size_t{0}, size_t{7}, size_t{16}, whole.size() / 3, whole.size() / 2, whole.size() - 1}) {
     files_.Write("cache/" + std::filesystem::path(path).filename().string(), whole.substr(0, size));
     const auto loaded = Load(true);
     ASSERT_TRUE(loaded);
@@ -130,7 +134,9 @@ TEST_F(DictionaryCacheTest, ChangedSourceIsDetected) {
   ASSERT_TRUE(loaded);
   EXPECT_EQ(loaded->Frequency("丙丁"), 8);
   ExpectSameData(Load(false)->data(), loaded->data());
-  files_.Write("hmm/prob_emit.py", "from __future__ import unicode_literals\n\nP={'B': {'丙': -1.6}, 'E': {'丁': -2.0}, 'M': {}, 'S': {}}\n");
+  files_.Write("hmm/prob_emit.py",
+               "from __future__ import unicode_literals\n\nP={'B': {'丙': -1.6}, 'E': {'丁': "
+               "-2.0}, 'M': {}, 'S': {}}\n");
   loaded = Load(true);
   ExpectSameData(Load(false)->data(), loaded->data());
   EXPECT_EQ(CacheFileCount(), 1u);  // replaced, not added
@@ -150,7 +156,8 @@ TEST_F(DictionaryCacheTest, UnwritableLocationStillLoads) {
 
 // jieba's own dictionary, parsed and through the cache.
 TEST_F(DictionaryCacheTest, JiebaDictionaryCachedEqualsParsed) {
-  auto parsed = Dictionary::Load({.dict_path = "", .hmm_dir = "", .user_dict_paths = {}, .use_cache = false});
+  auto parsed =
+      Dictionary::Load({.dict_path = "", .hmm_dir = "", .user_dict_paths = {}, .use_cache = false});
   // jieba's dictionary is a prerequisite of the suite (python3-jieba, which `make test` installs):
   // without it this test fails rather than passing unchecked.
   ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();

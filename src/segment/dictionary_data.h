@@ -25,12 +25,13 @@ struct DictionaryWord {
 
 class DictionaryData {
  public:
-  // jieba's FREQ dict, split in two. Every entry made only of block characters is a trie node (words
-  // and their prefixes); a node whose value is >= 0 is a word of positive frequency, words[value].
+  // jieba's FREQ dict, split in two. Every entry made only of block characters is a trie node
+  // (words and their prefixes); a node whose value is >= 0 is a word of positive frequency,
+  // words[value].
   DoubleArrayTrie trie;
   std::vector<DictionaryWord> words;
-  // Entries holding other characters (e.g. "γ射线" and its prefixes), UTF-8 keys. They can never match
-  // text inside a block, but count for suggest_freq and Frequency().
+  // Entries holding other characters (e.g. "γ射线" and its prefixes), UTF-8 keys. They can never
+  // match text inside a block, but count for suggest_freq and Frequency().
   std::unordered_map<std::string, int64_t> other_entries;
   // Words given frequency 0 by a user dictionary: the HMM's output splits them (finalseg's
   // Force_Split_Words). UTF-8.

@@ -1,5 +1,5 @@
-// Loading jieba's dictionaries into a DictionaryData: jieba's gen_pfdict for the main dictionary and
-// load_userdict / add_word / suggest_freq for user dictionaries, with the same results.
+// Loading jieba's dictionaries into a DictionaryData: jieba's gen_pfdict for the main dictionary
+// and load_userdict / add_word / suggest_freq for user dictionaries, with the same results.
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -93,14 +93,16 @@ class FrequencyTable {
     size_t block_prefix = 0;
     while (block_prefix < word.size() && CodeOf(word[block_prefix]) != 0) ++block_prefix;
     codes_.clear();
-    for (size_t i = 0; i < block_prefix; ++i) codes_.push_back(static_cast<char16_t>(CodeOf(word[i])));
+    for (size_t i = 0; i < block_prefix; ++i)
+      codes_.push_back(static_cast<char16_t>(CodeOf(word[i])));
     if (block_prefix == word.size()) {
       entries_.Add(codes_, frequency, /*word=*/true);
       return;
     }
     if (block_prefix > 0) entries_.Add(codes_, 0, /*word=*/false);
     other_[ToUtf8(word)] = frequency;
-    for (size_t i = block_prefix + 1; i < word.size(); ++i) other_.try_emplace(ToUtf8(word.substr(0, i)), 0);
+    for (size_t i = block_prefix + 1; i < word.size(); ++i)
+      other_.try_emplace(ToUtf8(word.substr(0, i)), 0);
   }
 
   // Builds the trie of the main dictionary (needed to look words up while user words are added).
@@ -211,7 +213,9 @@ class FrequencyTable {
     // The route reads a word's weight from its trie unit.
     for (size_t node = 0; node < data->trie.units().size(); ++node) {
       const int32_t value = data->trie.Value(static_cast<int32_t>(node));
-      if (value >= 0) data->trie.SetWeight(static_cast<int32_t>(node), data->words[static_cast<size_t>(value)].log_probability);
+      if (value >= 0)
+        data->trie.SetWeight(static_cast<int32_t>(node),
+                             data->words[static_cast<size_t>(value)].log_probability);
     }
     if (with_user) all.resize(base_count);
   }
@@ -224,11 +228,12 @@ class FrequencyTable {
   int64_t total_ = 0;
 };
 
-Status LineError(const std::string& path, size_t line, std::string_view what, std::string_view text) {
+Status LineError(const std::string& path, size_t line, std::string_view what,
+                 std::string_view text) {
   std::string shown(text.substr(0, 80));
   if (FindInvalidUtf8(shown) != shown.size()) shown = ReplaceInvalidUtf8(shown);
-  return Status::InvalidArgument(path + ":" + std::to_string(line) + ": " + std::string(what) + ": '" +
-                                 shown + "'");
+  return Status::InvalidArgument(path + ":" + std::to_string(line) + ": " + std::string(what) +
+                                 ": '" + shown + "'");
 }
 
 // Calls on_line(1-based number, line without surrounding ASCII white space) for every line of a
@@ -256,10 +261,12 @@ Status LoadMainDictionary(const std::string& path, FrequencyTable* table) {
     }
     const size_t space = line.find(' ');
     if (space == std::string_view::npos || space == 0) {
-      return LineError(path, line_number, "invalid dictionary entry (expected 'word frequency')", line);
+      return LineError(path, line_number, "invalid dictionary entry (expected 'word frequency')",
+                       line);
     }
     const size_t next = line.find(' ', space + 1);
-    const std::string_view field = line.substr(space + 1, next == std::string_view::npos ? next : next - space - 1);
+    const std::string_view field =
+        line.substr(space + 1, next == std::string_view::npos ? next : next - space - 1);
     int64_t frequency;
     if (!ParseFrequency(field, &frequency)) {
       return LineError(path, line_number, "invalid frequency in dictionary entry", line);
@@ -301,8 +308,8 @@ void SplitUserLine(std::u32string_view line, std::u32string_view* word,
   frequency->reset();
 }
 
-Status LoadUserDictionary(const std::string& path, const DictionaryData& base, FrequencyTable* table,
-                          DictionaryData* data) {
+Status LoadUserDictionary(const std::string& path, const DictionaryData& base,
+                          FrequencyTable* table, DictionaryData* data) {
   auto content = ReadWholeFile(path);
   if (!content.ok()) return content.status().WithContext("user dictionary");
   return ForEachLine(*content, [&](size_t line_number, std::string_view line) {

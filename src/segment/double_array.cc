@@ -7,8 +7,8 @@
 namespace neardup::segment_internal {
 namespace {
 
-// Symbols by decreasing number of occurrences in the keys (ties by code): frequent characters, which
-// are the children of most nodes, get small symbols.
+// Symbols by decreasing number of occurrences in the keys (ties by code): frequent characters,
+// which are the children of most nodes, get small symbols.
 std::vector<CharCode> RankSymbols(std::span<const std::u16string_view> keys) {
   std::vector<uint32_t> counts(kCodeCount, 0);
   for (const auto& key : keys) {
@@ -57,10 +57,12 @@ class Builder {
   static constexpr uint32_t kBlock = 256;  // slots per block of the density bookkeeping
 
   void Reserve(size_t size) {
-    if (size > units_.size()) [[unlikely]] Grow(size);
+    if (size > units_.size()) [[unlikely]]
+      Grow(size);
   }
   [[gnu::noinline]] void Grow(size_t size) {
-    const size_t grown = std::max(size, std::min(units_.capacity(), units_.size() + units_.size() / 2));
+    const size_t grown =
+        std::max(size, std::min(units_.capacity(), units_.size() + units_.size() / 2));
     units_.resize(grown);
     used_.resize((grown + 63) / 64, 0);
     block_used_.resize((grown + kBlock - 1) / kBlock, 0);
@@ -85,9 +87,9 @@ class Builder {
   }
 
   // A base at which every child symbol lands on a free slot, first fit. Nodes with many children
-  // rarely fit in crowded regions, so their search starts in the first block sparse enough for their
-  // child count (blocks only fill up, so each start pointer only moves forward), and the largest ones
-  // go near the end of the used slots.
+  // rarely fit in crowded regions, so their search starts in the first block sparse enough for
+  // their child count (blocks only fill up, so each start pointer only moves forward), and the
+  // largest ones go near the end of the used slots.
   size_t FindBase(const std::vector<CharCode>& symbols) {
     const size_t first = symbols.front();
     const size_t count = symbols.size();
@@ -118,7 +120,8 @@ class Builder {
   void BuildNode(int32_t node, size_t lo, size_t hi, size_t depth) {
     if (keys_[lo].size() == depth) {
       if (node_values_.size() <= static_cast<size_t>(node)) {
-        node_values_.resize(std::max(units_.size(), static_cast<size_t>(node) + 1), DoubleArrayTrie::kNoValue);
+        node_values_.resize(std::max(units_.size(), static_cast<size_t>(node) + 1),
+                            DoubleArrayTrie::kNoValue);
       }
       node_values_[static_cast<size_t>(node)] = values_[lo++];
     }
@@ -145,7 +148,8 @@ class Builder {
     // The recursion reuses deeper levels only, so this level's list stays valid.
     for (size_t i = 0; i < levels_[depth].children.size(); ++i) {
       const auto [symbol, first] = levels_[depth].children[i];
-      const size_t end = i + 1 < levels_[depth].children.size() ? levels_[depth].children[i + 1].second : hi;
+      const size_t end =
+          i + 1 < levels_[depth].children.size() ? levels_[depth].children[i + 1].second : hi;
       BuildNode(static_cast<int32_t>(base + symbol), first, end, depth + 1);
     }
   }
@@ -195,7 +199,8 @@ std::optional<DoubleArrayTrie> DoubleArrayTrie::FromParts(std::vector<Unit> unit
     }
   }
   for (int32_t value : values) {
-    if (value < kNoValue || (value >= 0 && static_cast<size_t>(value) >= value_limit)) return std::nullopt;
+    if (value < kNoValue || (value >= 0 && static_cast<size_t>(value) >= value_limit))
+      return std::nullopt;
   }
   DoubleArrayTrie trie;
   trie.units_ = std::move(units);

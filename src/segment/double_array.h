@@ -3,9 +3,9 @@
 // Node 0 is the root. The child of node s by code c is t = base[s] + symbol[c] when check[t] == s.
 // Symbols renumber the codes by decreasing frequency among the keys, so that the children of a node
 // sit close together and nodes pack densely. Every node that ends a key carries that key's value
-// (>= 0); other nodes carry kNoValue. Each unit also holds a double "weight" the owner sets (kNoWeight
-// until then) so that the hottest lookup, a step and the weight of the word reached, touches one
-// 16-byte unit. The array is padded so that base[s] + symbol is always inside it.
+// (>= 0); other nodes carry kNoValue. Each unit also holds a double "weight" the owner sets
+// (kNoWeight until then) so that the hottest lookup, a step and the weight of the word reached,
+// touches one 16-byte unit. The array is padded so that base[s] + symbol is always inside it.
 //
 // Thread safety: immutable after Build(); any number of threads may read it.
 #ifndef NEARDUP_SEGMENT_DOUBLE_ARRAY_H_
@@ -43,11 +43,13 @@ class DoubleArrayTrie {
   static DoubleArrayTrie Build(std::span<const std::u16string_view> keys,
                                std::span<const int32_t> values);
 
-  // A trie from the arrays of another one (units(), values(), symbols()), as read from a cache file:
-  // nullopt unless they are consistent (every lookup stays inside the arrays, every value is below
-  // `value_limit`), so that damaged arrays can never make a lookup read out of bounds.
-  static std::optional<DoubleArrayTrie> FromParts(std::vector<Unit> units, std::vector<int32_t> values,
-                                                  std::vector<CharCode> symbols, size_t value_limit);
+  // A trie from the arrays of another one (units(), values(), symbols()), as read from a cache
+  // file: nullopt unless they are consistent (every lookup stays inside the arrays, every value is
+  // below `value_limit`), so that damaged arrays can never make a lookup read out of bounds.
+  static std::optional<DoubleArrayTrie> FromParts(std::vector<Unit> units,
+                                                  std::vector<int32_t> values,
+                                                  std::vector<CharCode> symbols,
+                                                  size_t value_limit);
 
   int32_t Child(int32_t node, CharCode code) const {
     const auto t = static_cast<uint32_t>(units_[static_cast<uint32_t>(node)].base) + symbols_[code];
@@ -55,7 +57,9 @@ class DoubleArrayTrie {
   }
   int32_t Value(int32_t node) const { return values_[static_cast<uint32_t>(node)]; }
   double Weight(int32_t node) const { return units_[static_cast<uint32_t>(node)].weight; }
-  void SetWeight(int32_t node, double weight) { units_[static_cast<uint32_t>(node)].weight = weight; }
+  void SetWeight(int32_t node, double weight) {
+    units_[static_cast<uint32_t>(node)].weight = weight;
+  }
 
   // The node reached by `key` from the root, or kNoNode.
   int32_t Find(std::u16string_view key) const {

@@ -21,7 +21,8 @@ std::map<std::u16string, int32_t> RandomKeys(size_t count, uint32_t seed) {
     for (int i = length(rng); i > 0; --i) {
       key.push_back(static_cast<char16_t>(rng() % 4 == 0 ? rare(rng) : frequent(rng)));
     }
-    keys.emplace(key, static_cast<int32_t>(keys.size() % 3 == 0 ? DoubleArrayTrie::kNoValue : keys.size()));
+    keys.emplace(
+        key, static_cast<int32_t>(keys.size() % 3 == 0 ? DoubleArrayTrie::kNoValue : keys.size()));
   }
   return keys;
 }
@@ -64,11 +65,13 @@ TEST(DoubleArrayTrie, FindsEveryKeyAndPrefixAndNothingElse) {
 }
 
 TEST(DoubleArrayTrie, EveryCodeIsSafeToStepWith) {
-  const DoubleArrayTrie trie = BuildTrie({{u"\x45\x46", 0}, {std::u16string(1, char16_t{kCodeCount - 1}), 1}});
+  const DoubleArrayTrie trie =
+      BuildTrie({{u"\x45\x46", 0}, {std::u16string(1, char16_t{kCodeCount - 1}), 1}});
   for (int code = 1; code < kCodeCount; ++code) {
     const int32_t child = trie.Child(DoubleArrayTrie::kRoot, static_cast<CharCode>(code));
     if (child != DoubleArrayTrie::kNoNode) {
-      for (int next = 1; next < kCodeCount; next += 97) trie.Child(child, static_cast<CharCode>(next));
+      for (int next = 1; next < kCodeCount; next += 97)
+        trie.Child(child, static_cast<CharCode>(next));
     }
   }
   EXPECT_EQ(trie.Value(trie.Find(u"\x45\x46")), 0);

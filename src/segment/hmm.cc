@@ -8,22 +8,30 @@ namespace {
 int StateIndex(std::u32string_view name) {
   if (name.size() != 1) return -1;
   switch (name[0]) {
-    case U'B': return kB;
-    case U'E': return kE;
-    case U'M': return kM;
-    case U'S': return kS;
-    default: return -1;
+    case U'B':
+      return kB;
+    case U'E':
+      return kE;
+    case U'M':
+      return kM;
+    case U'S':
+      return kS;
+    default:
+      return -1;
   }
 }
 
 Status StateError(const std::string& path, const PythonValue& value, std::string_view what) {
-  return Status::InvalidArgument(path + ":" + std::to_string(value.line) + ": " + std::string(what));
+  return Status::InvalidArgument(path + ":" + std::to_string(value.line) + ": " +
+                                 std::string(what));
 }
 
 // P = {'B': x, 'E': x, 'M': x, 'S': x} with all four states.
-Result<std::array<const PythonValue*, 4>> StateTable(const std::string& path, const PythonValue& top) {
+Result<std::array<const PythonValue*, 4>> StateTable(const std::string& path,
+                                                     const PythonValue& top) {
   std::array<const PythonValue*, 4> table{};
-  if (top.kind != PythonValue::kDict) return StateError(path, top, "expected a dict of the states B, E, M, S");
+  if (top.kind != PythonValue::kDict)
+    return StateError(path, top, "expected a dict of the states B, E, M, S");
   for (const auto& [key, value] : top.items) {
     const int state = StateIndex(key);
     if (state < 0) return StateError(path, value, "unknown HMM state (expected B, E, M or S)");
@@ -62,7 +70,8 @@ Result<HmmModel> HmmModel::Load(const std::string& directory) {
     for (const auto& [key, value] : row.items) {
       const int to = StateIndex(key);
       if (to < 0) return StateError(trans_path, value, "unknown HMM state");
-      if (value.kind != PythonValue::kNumber) return StateError(trans_path, value, "expected a number");
+      if (value.kind != PythonValue::kNumber)
+        return StateError(trans_path, value, "expected a number");
       model.trans[static_cast<size_t>(from)][static_cast<size_t>(to)] = value.number;
     }
   }
@@ -77,11 +86,13 @@ Result<HmmModel> HmmModel::Load(const std::string& directory) {
     const PythonValue& row = *(*emit_table)[static_cast<size_t>(s)];
     if (row.kind != PythonValue::kDict) return StateError(emit_path, row, "expected a dict");
     for (const auto& [key, value] : row.items) {
-      if (value.kind != PythonValue::kNumber) return StateError(emit_path, value, "expected a number");
-      // Only Han characters in U+4E00..U+9FD5 ever reach the model; other keys are kept by jieba but
-      // can never be looked up.
+      if (value.kind != PythonValue::kNumber)
+        return StateError(emit_path, value, "expected a number");
+      // Only Han characters in U+4E00..U+9FD5 ever reach the model; other keys are kept by jieba
+      // but can never be looked up.
       if (key.size() != 1 || key[0] < kHanFirst || key[0] > kHanLast) continue;
-      model.emit[static_cast<size_t>(key[0] - kHanFirst) * 4 + static_cast<size_t>(s)] = value.number;
+      model.emit[static_cast<size_t>(key[0] - kHanFirst) * 4 + static_cast<size_t>(s)] =
+          value.number;
     }
   }
   return model;

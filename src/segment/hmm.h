@@ -2,8 +2,9 @@
 //
 // Four states B (begin), E (end), M (middle), S (single), indexed in that order, which is also the
 // order of their letters: Python's max() over (probability, letter) tuples breaks ties towards the
-// larger letter, and so does Viterbi() here. Probabilities are natural logarithms; a missing emission
-// is jieba's MIN_FLOAT, -3.14e100. Sums are formed in jieba's order, so results are bit-identical.
+// larger letter, and so does Viterbi() here. Probabilities are natural logarithms; a missing
+// emission is jieba's MIN_FLOAT, -3.14e100. Sums are formed in jieba's order, so results are
+// bit-identical.
 #ifndef NEARDUP_SEGMENT_HMM_H_
 #define NEARDUP_SEGMENT_HMM_H_
 
@@ -32,8 +33,8 @@ struct HmmModel {
     return emit[static_cast<size_t>(code - kFirstHanCode) * 4 + static_cast<size_t>(state)];
   }
 
-  // Reads prob_start.py, prob_trans.py and prob_emit.py from `directory` (jieba/finalseg). Errors name
-  // the file and line.
+  // Reads prob_start.py, prob_trans.py and prob_emit.py from `directory` (jieba/finalseg). Errors
+  // name the file and line.
   static Result<HmmModel> Load(const std::string& directory);
 };
 

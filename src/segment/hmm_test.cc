@@ -12,15 +12,20 @@ namespace {
 // jieba's PrevStatus: the states each state may follow.
 bool MayFollow(int from, int to) {
   switch (to) {
-    case kB: return from == kE || from == kS;
-    case kM: return from == kM || from == kB;
-    case kS: return from == kS || from == kE;
-    default: return from == kB || from == kM;  // kE
+    case kB:
+      return from == kE || from == kS;
+    case kM:
+      return from == kM || from == kB;
+    case kS:
+      return from == kS || from == kE;
+    default:
+      return from == kB || from == kM;  // kE
   }
 }
 
 // Score of one state sequence, summed as jieba's Viterbi does.
-double Score(const HmmModel& model, const std::vector<CharCode>& codes, const std::vector<int>& states) {
+double Score(const HmmModel& model, const std::vector<CharCode>& codes,
+             const std::vector<int>& states) {
   double v = model.start[states[0]] + model.Emit(codes[0], states[0]);
   for (size_t t = 1; t < codes.size(); ++t) {
     v = v + model.trans[states[t - 1]][states[t]] + model.Emit(codes[t], states[t]);
@@ -37,12 +42,14 @@ HmmModel RandomModel(std::mt19937* rng) {
   }
   model.emit.assign(static_cast<size_t>(kHanCount) * 4, HmmModel::kMinFloat);
   for (int c = 0; c < 8; ++c) {
-    for (int s = 0; s < 4; ++s) model.emit[static_cast<size_t>(c) * 4 + static_cast<size_t>(s)] = p(*rng);
+    for (int s = 0; s < 4; ++s)
+      model.emit[static_cast<size_t>(c) * 4 + static_cast<size_t>(s)] = p(*rng);
   }
   return model;
 }
 
-// Brute force over every allowed sequence ending in E or S: Viterbi's path must reach the best score.
+// Brute force over every allowed sequence ending in E or S: Viterbi's path must reach the best
+// score.
 TEST(Viterbi, ReachesTheBestScoreOfEveryAllowedSequence) {
   std::mt19937 rng(11);
   std::vector<uint8_t> states;
@@ -134,7 +141,9 @@ TEST(Viterbi, BreaksTiesOfEveryStateTowardsTheLargerLetterAsJiebaDoes) {
 
 TEST(HmmModel, LoadsJiebaFormatAndReportsBadFiles) {
   testing::TempFiles files;
-  const std::string dir = testing::WriteSmallHmm(files, "{'B': {'\\u4e00': -3.5},\n 'E': {},\n 'M': {},\n 'S': {'\\u4e00': -1.25, '\\u2236': -2.0}}");
+  const std::string dir = testing::WriteSmallHmm(
+      files,
+      "{'B': {'\\u4e00': -3.5},\n 'E': {},\n 'M': {},\n 'S': {'\\u4e00': -1.25, '\\u2236': -2.0}}");
   auto model = HmmModel::Load(dir);
   ASSERT_TRUE(model.ok()) << model.status().ToString();
   EXPECT_EQ(model->Emit(kFirstHanCode, kB), -3.5);
@@ -147,10 +156,12 @@ TEST(HmmModel, LoadsJiebaFormatAndReportsBadFiles) {
   files.Write("hmm/prob_emit.py", "P={'B': {'\\u4e00': -3.5,\n 'x': }}\n");
   auto bad = HmmModel::Load(dir);
   ASSERT_FALSE(bad.ok());
-  EXPECT_NE(bad.status().message().find("prob_emit.py:2"), std::string::npos) << bad.status().message();
+  EXPECT_NE(bad.status().message().find("prob_emit.py:2"), std::string::npos)
+      << bad.status().message();
 
   files.Write("hmm/prob_emit.py", "P={'B': {}, 'E': {}, 'M': {}}\n");
-  EXPECT_NE(HmmModel::Load(dir).status().message().find("missing one of the states"), std::string::npos);
+  EXPECT_NE(HmmModel::Load(dir).status().message().find("missing one of the states"),
+            std::string::npos);
 
   auto missing = HmmModel::Load(files.dir() + "/nowhere");
   EXPECT_EQ(missing.status().code(), Status::Code::kNotFound);

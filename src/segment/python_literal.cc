@@ -77,7 +77,8 @@ class LiteralParser {
       std::u32string key;
       NEARDUP_RETURN_IF_ERROR(ParseString(&key));
       SkipSpace();
-      if (pos_ >= source_.size() || source_[pos_] != ':') return Error("expected ':' after a dict key");
+      if (pos_ >= source_.size() || source_[pos_] != ':')
+        return Error("expected ':' after a dict key");
       ++pos_;
       auto value = ParseValue(depth + 1);
       if (!value.ok()) return value;
@@ -96,7 +97,10 @@ class LiteralParser {
     char32_t value = 0;
     for (int i = 0; i < digits; ++i) {
       const char h = source_[pos_++];
-      int d = h >= '0' && h <= '9' ? h - '0' : h >= 'a' && h <= 'f' ? h - 'a' + 10 : h >= 'A' && h <= 'F' ? h - 'A' + 10 : -1;
+      int d = h >= '0' && h <= '9'   ? h - '0'
+              : h >= 'a' && h <= 'f' ? h - 'a' + 10
+              : h >= 'A' && h <= 'F' ? h - 'A' + 10
+                                     : -1;
       if (d < 0) return Error("invalid hexadecimal escape");
       value = value * 16 + static_cast<char32_t>(d);
     }
@@ -124,14 +128,31 @@ class LiteralParser {
         if (++pos_ >= source_.size()) return Error("unterminated string");
         const char e = source_[pos_++];
         switch (e) {
-          case 'u': NEARDUP_RETURN_IF_ERROR(ParseHex(4, &cp)); break;
-          case 'U': NEARDUP_RETURN_IF_ERROR(ParseHex(8, &cp)); break;
-          case 'x': NEARDUP_RETURN_IF_ERROR(ParseHex(2, &cp)); break;
-          case 'n': cp = '\n'; break;
-          case 't': cp = '\t'; break;
-          case 'r': cp = '\r'; break;
-          case '\\': case '\'': case '"': cp = static_cast<char32_t>(e); break;
-          default: return Error("unsupported escape in a string");
+          case 'u':
+            NEARDUP_RETURN_IF_ERROR(ParseHex(4, &cp));
+            break;
+          case 'U':
+            NEARDUP_RETURN_IF_ERROR(ParseHex(8, &cp));
+            break;
+          case 'x':
+            NEARDUP_RETURN_IF_ERROR(ParseHex(2, &cp));
+            break;
+          case 'n':
+            cp = '\n';
+            break;
+          case 't':
+            cp = '\t';
+            break;
+          case 'r':
+            cp = '\r';
+            break;
+          case '\\':
+          case '\'':
+          case '"':
+            cp = static_cast<char32_t>(e);
+            break;
+          default:
+            return Error("unsupported escape in a string");
         }
       } else {
         const int n = text_internal::DecodeUtf8(bytes + pos_, bytes + source_.size(), &cp);

@@ -1,5 +1,5 @@
-// Internal: reads the Python data files of jieba's HMM (finalseg/prob_*.py), which hold one assignment
-// `P = <literal>` of nested dicts with string keys and float values.
+// Internal: reads the Python data files of jieba's HMM (finalseg/prob_*.py), which hold one
+// assignment `P = <literal>` of nested dicts with string keys and float values.
 #ifndef NEARDUP_SEGMENT_PYTHON_LITERAL_H_
 #define NEARDUP_SEGMENT_PYTHON_LITERAL_H_
 
@@ -29,9 +29,10 @@ struct PythonItem {
   PythonValue value;
 };
 
-// Parses Python literal source: dicts, str keys and values ('...' or "..." with \\u, \\U, \\x escapes),
-// int and float numbers. Errors: InvalidArgument "<name>:<line>: <what>".
-Result<PythonValue> ParsePythonLiteral(std::string_view source, const std::string& name, int first_line);
+// Parses Python literal source: dicts, str keys and values ('...' or "..." with \\u, \\U, \\x
+// escapes), int and float numbers. Errors: InvalidArgument "<name>:<line>: <what>".
+Result<PythonValue> ParsePythonLiteral(std::string_view source, const std::string& name,
+                                       int first_line);
 
 // Reads the file at `path` and returns the value assigned to `variable` (lines of `from`/`import`
 // statements and comments are skipped). Errors name the path and line; NotFound for a missing file.

@@ -27,7 +27,8 @@ std::vector<std::vector<size_t>> ReferenceDag(std::u32string_view sentence,
 
 std::vector<std::pair<double, size_t>> ReferenceRoute(std::u32string_view sentence,
                                                       const std::vector<std::vector<size_t>>& dag,
-                                                      const FrequencyLookup& frequency, int64_t total) {
+                                                      const FrequencyLookup& frequency,
+                                                      int64_t total) {
   const size_t n = sentence.size();
   std::vector<std::pair<double, size_t>> route(n + 1);
   route[n] = {0.0, 0};

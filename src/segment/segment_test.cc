@@ -1,8 +1,9 @@
+#include "neardup/segment.h"
+
 #include <gtest/gtest.h>
 
 #include <random>
 
-#include "neardup/segment.h"
 #include "segment/cut_engine.h"
 #include "segment/dictionary_data.h"
 #include "segment/reference_cut.h"
@@ -48,9 +49,9 @@ class SmallDictionary : public ::testing::Test {
 TEST_F(SmallDictionary, FrequenciesFollowJiebasFreqDict) {
   auto dict = Load("甲乙 4 n\n甲 4\n乙 4\nγ射线 2\n甲乙 6\n");
   ASSERT_TRUE(dict.ok()) << dict.status().ToString();
-  EXPECT_EQ((*dict)->total_frequency(), 20);           // every line counts, duplicates too
-  EXPECT_EQ((*dict)->Frequency("甲乙"), 6);            // the last line of a word wins
-  EXPECT_EQ((*dict)->Frequency("γ射"), 0);             // prefixes are entries of frequency 0
+  EXPECT_EQ((*dict)->total_frequency(), 20);  // every line counts, duplicates too
+  EXPECT_EQ((*dict)->Frequency("甲乙"), 6);   // the last line of a word wins
+  EXPECT_EQ((*dict)->Frequency("γ射"), 0);    // prefixes are entries of frequency 0
   EXPECT_EQ((*dict)->Frequency("γ射线"), 2);
   EXPECT_EQ((*dict)->Frequency("乙甲"), std::nullopt);
   EXPECT_EQ((*dict)->word_count(), 3u);
@@ -61,7 +62,8 @@ TEST_F(SmallDictionary, FrequenciesFollowJiebasFreqDict) {
 TEST_F(SmallDictionary, RouteTiesGoToTheLongerFirstWord) {
   auto dict = Load("甲乙 5\n乙甲 5\n甲 1\n乙 1\n丙 100\n");
   ASSERT_TRUE(dict.ok());
-  EXPECT_EQ(Cut(*dict, "甲乙甲", {.mode = CutMode::kDefault, .hmm = false}), (std::vector<std::string>{"甲乙", "甲"}));
+  EXPECT_EQ(Cut(*dict, "甲乙甲", {.mode = CutMode::kDefault, .hmm = false}),
+            (std::vector<std::string>{"甲乙", "甲"}));
 }
 
 TEST_F(SmallDictionary, NonBlockCharactersAreWordsOfTheirOwn) {
@@ -75,7 +77,8 @@ TEST_F(SmallDictionary, NonBlockCharactersAreWordsOfTheirOwn) {
 }
 
 TEST_F(SmallDictionary, UserDictionaryAddsDeletesAndSuggests) {
-  const std::string user = files_.Write("user.txt", "\xEF\xBB\xBF丙丁 3 n\n甲乙 0\n丁戊\n\n戊 x y\n");
+  const std::string user =
+      files_.Write("user.txt", "\xEF\xBB\xBF丙丁 3 n\n甲乙 0\n丁戊\n\n戊 x y\n");
   auto dict = Load("甲乙 5\n乙 1\n甲 1\n丁 2\n戊 2\n", {user});
   ASSERT_TRUE(dict.ok()) << dict.status().ToString();
   EXPECT_EQ((*dict)->Frequency("丙丁"), 3);
@@ -85,17 +88,20 @@ TEST_F(SmallDictionary, UserDictionaryAddsDeletesAndSuggests) {
   // "戊 x y": the shortest word after which the rest is [" digits"][" letters"] is "戊 x" (tag y).
   EXPECT_EQ((*dict)->Frequency("戊 x"), 1);
   EXPECT_EQ((*dict)->total_frequency(), 16);  // these values were checked against jieba.Tokenizer
-  EXPECT_EQ(Cut(*dict, "甲乙", {.mode = CutMode::kDefault, .hmm = false}), (std::vector<std::string>{"甲", "乙"}));
+  EXPECT_EQ(Cut(*dict, "甲乙", {.mode = CutMode::kDefault, .hmm = false}),
+            (std::vector<std::string>{"甲", "乙"}));
 }
 
 TEST_F(SmallDictionary, BadFilesGiveErrorsWithPathAndLine) {
-  auto missing = Dictionary::Load({.dict_path = files_.dir() + "/none.txt", .hmm_dir = hmm_dir_, .user_dict_paths = {}});
+  auto missing = Dictionary::Load(
+      {.dict_path = files_.dir() + "/none.txt", .hmm_dir = hmm_dir_, .user_dict_paths = {}});
   EXPECT_EQ(missing.status().code(), Status::Code::kNotFound);
   EXPECT_NE(missing.status().message().find("none.txt"), std::string::npos);
 
   auto malformed = Load("甲乙 5\n甲乙五\n");
   ASSERT_FALSE(malformed.ok());
-  EXPECT_NE(malformed.status().message().find("dict.txt:2:"), std::string::npos) << malformed.status().message();
+  EXPECT_NE(malformed.status().message().find("dict.txt:2:"), std::string::npos)
+      << malformed.status().message();
 
   auto frequency = Load("甲乙 5\n甲 x1\n");
   EXPECT_NE(frequency.status().message().find("dict.txt:2: invalid frequency"), std::string::npos);
@@ -108,9 +114,12 @@ TEST_F(SmallDictionary, BadFilesGiveErrorsWithPathAndLine) {
 
   const std::string bad_user = files_.Write("bad_user.txt", "甲\n\xc3\x28\n");
   auto user = Load("甲乙 5\n", {bad_user});
-  EXPECT_NE(user.status().message().find("bad_user.txt:2"), std::string::npos) << user.status().message();
+  EXPECT_NE(user.status().message().find("bad_user.txt:2"), std::string::npos)
+      << user.status().message();
 
-  auto no_hmm = Dictionary::Load({.dict_path = files_.Write("d2.txt", "甲 1\n"), .hmm_dir = files_.dir() + "/x", .user_dict_paths = {}});
+  auto no_hmm = Dictionary::Load({.dict_path = files_.Write("d2.txt", "甲 1\n"),
+                                  .hmm_dir = files_.dir() + "/x",
+                                  .user_dict_paths = {}});
   EXPECT_EQ(no_hmm.status().code(), Status::Code::kNotFound);
 }
 
@@ -124,8 +133,8 @@ TEST_F(SmallDictionary, InvalidUtf8TextIsAnErrorWithItsOffset) {
   EXPECT_NE(words.status().message().find("offset 6"), std::string::npos);
 }
 
-// The fast engine's DAG and route (HMM off) against the direct transcription of jieba, on random text
-// over the characters of the real dictionary.
+// The fast engine's DAG and route (HMM off) against the direct transcription of jieba, on random
+// text over the characters of the real dictionary.
 TEST(JiebaDictionary, FastRouteMatchesReferenceOnRandomText) {
   auto dict = Dictionary::Default();
   ASSERT_TRUE(dict.ok()) << dict.status().ToString();
@@ -133,16 +142,19 @@ TEST(JiebaDictionary, FastRouteMatchesReferenceOnRandomText) {
   const segment_internal::FrequencyLookup lookup = [&](std::u32string_view w) {
     return data.Frequency(Encode(w));
   };
-  const std::u32string alphabet = U"中国人民大学生活动研究生命北京清华长江大桥的了是在不有和abc1.2%+ ，\r\n";
+  const std::u32string alphabet =
+      U"中国人民大学生活动研究生命北京清华长江大桥的了是在不有和abc1.2%+ ，\r\n";
   std::mt19937 rng(5);
   Segmenter segmenter(*dict);
   const int trials = std::getenv("NEARDUP_SANITIZED") ? 200 : 2000;
   for (int trial = 0; trial < trials; ++trial) {
     std::u32string text;
-    for (int i = static_cast<int>(rng() % 24); i >= 0; --i) text.push_back(alphabet[rng() % alphabet.size()]);
+    for (int i = static_cast<int>(rng() % 24); i >= 0; --i)
+      text.push_back(alphabet[rng() % alphabet.size()]);
     const std::string utf8 = Encode(text);
     std::vector<std::string> expected;
-    for (const auto& w : segment_internal::ReferenceCutNoHmm(text, lookup, data.total)) expected.push_back(Encode(w));
+    for (const auto& w : segment_internal::ReferenceCutNoHmm(text, lookup, data.total))
+      expected.push_back(Encode(w));
     auto got = segmenter.Cut(utf8, {.mode = CutMode::kDefault, .hmm = false});
     ASSERT_TRUE(got.ok());
     ASSERT_EQ(std::vector<std::string>(got->begin(), got->end()), expected) << utf8;
@@ -157,8 +169,9 @@ TEST(JiebaDictionary, LoadsWithinBudget) {
   Segmenter segmenter(*dict);
   auto words = segmenter.Cut("我来到北京清华大学");
   ASSERT_TRUE(words.ok());
-  EXPECT_EQ(std::vector<std::string>(words->begin(), words->end()),
-            (std::vector<std::string>{"我", "来到", "北京", "清华大学"}));  // jieba's README example
+  EXPECT_EQ(
+      std::vector<std::string>(words->begin(), words->end()),
+      (std::vector<std::string>{"我", "来到", "北京", "清华大学"}));  // jieba's README example
 }
 
 }  // namespace

@@ -6,12 +6,14 @@ namespace neardup {
 using segment_internal::CutEngine;
 
 Segmenter::Segmenter(std::shared_ptr<const Dictionary> dictionary)
-    : dictionary_(std::move(dictionary)), engine_(std::make_unique<CutEngine>(dictionary_->data())) {}
+    : dictionary_(std::move(dictionary)),
+      engine_(std::make_unique<CutEngine>(dictionary_->data())) {}
 Segmenter::~Segmenter() = default;
 Segmenter::Segmenter(Segmenter&&) noexcept = default;
 Segmenter& Segmenter::operator=(Segmenter&&) noexcept = default;
 
-Result<std::vector<std::string_view>> Segmenter::Cut(std::string_view text, const CutOptions& options) {
+Result<std::vector<std::string_view>> Segmenter::Cut(std::string_view text,
+                                                     const CutOptions& options) {
   std::vector<std::string_view> words;
   NEARDUP_RETURN_IF_ERROR(CutInto(text, options, &words));
   return words;
@@ -19,8 +21,8 @@ Result<std::vector<std::string_view>> Segmenter::Cut(std::string_view text, cons
 
 namespace {
 
-// jieba's cut_for_search: before each word of more than 2 (3) characters, its 2-grams (3-grams) that
-// are dictionary words.
+// jieba's cut_for_search: before each word of more than 2 (3) characters, its 2-grams (3-grams)
+// that are dictionary words.
 void AppendSearchWords(const segment_internal::DictionaryData& dict, std::string_view word,
                        std::vector<std::string_view>* words) {
   const auto* p = reinterpret_cast<const unsigned char*>(word.data());
@@ -56,9 +58,11 @@ Status Segmenter::CutInto(std::string_view text, const CutOptions& options,
   switch (options.mode) {
     case CutMode::kDefault:
       if (options.hmm) {
-        engine_->CutDefault<true>(text, [words](std::string_view w, int32_t) { words->push_back(w); });
+        engine_->CutDefault<true>(text,
+                                  [words](std::string_view w, int32_t) { words->push_back(w); });
       } else {
-        engine_->CutDefault<false>(text, [words](std::string_view w, int32_t) { words->push_back(w); });
+        engine_->CutDefault<false>(text,
+                                   [words](std::string_view w, int32_t) { words->push_back(w); });
       }
       break;
     case CutMode::kSearch: {

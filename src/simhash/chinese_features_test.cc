@@ -10,7 +10,8 @@ namespace neardup {
 namespace {
 
 const char kChinese[] =
-    "自然语言处理是计算机科学领域与人工智能领域中的一个重要方向。它研究能实现人与计算机之间用自然语言"
+    "自然语言处理是计算机科学领域与人工智能领域中的一个重要方向。它研究能实现人与计算机之间用自然语"
+    "言"
     "进行有效通信的各种理论和方法。自然语言处理是一门融语言学、计算机科学、数学于一体的科学。";
 
 uint64_t Fold(const std::vector<std::pair<std::string, double>>& features) {
@@ -106,8 +107,14 @@ TEST(TermsMode, TextWithoutChineseHasUnitWeights) {
   ASSERT_TRUE(fingerprinter.ok());
   auto result = (*fingerprinter)->Fingerprint("The quick brown fox, the lazy dog 42");
   ASSERT_TRUE(result.ok());
-  EXPECT_EQ(result->simhash, Fold({{"the", 1}, {"quick", 1}, {"brown", 1}, {"fox", 1}, {"the", 1},
-                                   {"lazy", 1}, {"dog", 1}, {"42", 1}}));
+  EXPECT_EQ(result->simhash, Fold({{"the", 1},
+                                   {"quick", 1},
+                                   {"brown", 1},
+                                   {"fox", 1},
+                                   {"the", 1},
+                                   {"lazy", 1},
+                                   {"dog", 1},
+                                   {"42", 1}}));
 }
 
 TEST(ShinglesMode, ChineseWordsAreTheUnits) {
@@ -172,7 +179,8 @@ TEST(Languages, OtherCutsEveryHanCharacter) {
 }
 
 TEST(ChineseModes, StreamingGivesTheSameFingerprint) {
-  const std::string text = std::string("LibreOffice 帮助：") + kChinese + "\r\nＡＢＣ全角，iPhone 6s。";
+  const std::string text =
+      std::string("LibreOffice 帮助：") + kChinese + "\r\nＡＢＣ全角，iPhone 6s。";
   for (FeatureMode mode : {FeatureMode::kTerms, FeatureMode::kShingles, FeatureMode::kKeywords}) {
     FingerprintOptions options;
     options.mode = mode;
@@ -183,7 +191,8 @@ TEST(ChineseModes, StreamingGivesTheSameFingerprint) {
     auto builder = (*fingerprinter)->NewBuilder();
     for (size_t piece : {1, 2, 5, 7}) {
       builder->Reset();
-      for (size_t i = 0; i < text.size(); i += piece) ASSERT_TRUE(builder->Update(text.substr(i, piece)).ok());
+      for (size_t i = 0; i < text.size(); i += piece)
+        ASSERT_TRUE(builder->Update(text.substr(i, piece)).ok());
       auto streamed = builder->Finish();
       ASSERT_TRUE(streamed.ok());
       EXPECT_EQ(streamed->simhash, whole->simhash) << FeatureModeName(mode) << " piece " << piece;

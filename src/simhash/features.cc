@@ -12,7 +12,9 @@
 
 namespace neardup {
 
-uint64_t HashFeature(std::string_view feature) { return XXH3_64bits(feature.data(), feature.size()); }
+uint64_t HashFeature(std::string_view feature) {
+  return XXH3_64bits(feature.data(), feature.size());
+}
 
 namespace simhash_internal {
 namespace {
@@ -68,8 +70,8 @@ uint64_t FeatureSink::Finish(uint64_t* count) {
   *count = unit_total_ + weighted_total_;
   uint64_t fingerprint = 0;
   for (int j = 0; j < 64; ++j) {
-    // Unit weights: S_j = ones - (total - ones), exact in integers. A document that mixes unit and other
-    // weights adds the two parts.
+    // Unit weights: S_j = ones - (total - ones), exact in integers. A document that mixes unit and
+    // other weights adds the two parts.
     const auto unit_sum = static_cast<int64_t>(2 * ones_[j]) - static_cast<int64_t>(unit_total_);
     const double sum = weighted_total_ == 0 ? static_cast<double>(unit_sum)
                                             : sums_[j] + static_cast<double>(unit_sum);
@@ -86,7 +88,8 @@ std::vector<WeightedFeature> FeatureSink::Top(size_t limit) const {
     return a.weight != b.weight ? a.weight > b.weight : a.text < b.text;
   };
   if (all.size() > limit) {
-    std::partial_sort(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(limit), all.end(), order);
+    std::partial_sort(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(limit), all.end(),
+                      order);
     all.resize(limit);
   } else {
     std::sort(all.begin(), all.end(), order);
@@ -139,7 +142,8 @@ void FeatureGenerator::AddToken(const Token& token, FeatureSink* sink) {
       (mode_ == FeatureMode::kTerms || unit_ == ShingleUnit::kWord)) {
     // No segmentation: every character is a word (occurrence weight in terms, like other words).
     for (size_t i = 0; i < text.size();) {
-      const std::string_view character = text.substr(i, SequenceLength(static_cast<unsigned char>(text[i])));
+      const std::string_view character =
+          text.substr(i, SequenceLength(static_cast<unsigned char>(text[i])));
       if (mode_ == FeatureMode::kTerms) {
         sink->Add(character);
       } else if (window_.Push(character)) {

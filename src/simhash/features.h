@@ -4,8 +4,8 @@
 #define NEARDUP_SIMHASH_FEATURES_H_
 
 #include <array>
-#include <memory>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -21,7 +21,8 @@ namespace neardup::simhash_internal {
 // Hashes features and folds them into the 64 per-bit sums, in batches for the SIMD kernels.
 class FeatureSink {
  public:
-  // distinct: each distinct feature hash is folded once, with weight 1 (FeatureWeighting::kDistinct).
+  // distinct: each distinct feature hash is folded once, with weight 1
+  // (FeatureWeighting::kDistinct).
   explicit FeatureSink(bool record_features, bool distinct = false)
       : record_(record_features), distinct_(distinct) {
     Reset();
@@ -61,7 +62,8 @@ class FeatureSink {
 };
 
 // The last n units of a stream, contiguous in one buffer so that a shingle is a view, not a copy.
-// Units are separated by one space when `spaced` (word shingles) and adjacent otherwise (characters).
+// Units are separated by one space when `spaced` (word shingles) and adjacent otherwise
+// (characters).
 class UnitWindow {
  public:
   UnitWindow(size_t n, bool spaced) : n_(n), spaced_(spaced), starts_(n) {}

@@ -1,5 +1,5 @@
-// The fingerprint pipeline: StreamNormalizer -> tokeniser -> FeatureGenerator -> FeatureSink, or for
-// kKeywords StreamNormalizer -> KeywordExtractor -> FeatureSink.
+// The fingerprint pipeline: StreamNormalizer -> tokeniser -> FeatureGenerator -> FeatureSink, or
+// for kKeywords StreamNormalizer -> KeywordExtractor -> FeatureSink.
 #include <algorithm>
 #include <unordered_set>
 
@@ -98,7 +98,9 @@ class BuilderImpl final : public FingerprintBuilder {
 
   std::vector<WeightedFeature> Features(size_t limit) const override { return sink_.Top(limit); }
 
-  std::span<const uint64_t> DistinctFeatureHashes() const override { return sink_.distinct_hashes(); }
+  std::span<const uint64_t> DistinctFeatureHashes() const override {
+    return sink_.distinct_hashes();
+  }
 
  private:
   // Folds the normalised text appended from `from` on (Traditional to Simplified).
@@ -136,7 +138,8 @@ class BuilderImpl final : public FingerprintBuilder {
 
 class FingerprinterImpl final : public Fingerprinter {
  public:
-  FingerprinterImpl(const FingerprintOptions& options, std::shared_ptr<const CharacterFolding> folding)
+  FingerprinterImpl(const FingerprintOptions& options,
+                    std::shared_ptr<const CharacterFolding> folding)
       : options_(options), folding_(std::move(folding)) {}
 
   Result<FingerprintResult> Fingerprint(std::string_view text) const override {
@@ -180,9 +183,12 @@ Result<ShingleUnit> ParseShingleUnit(std::string_view name) {
 
 std::string_view FeatureModeName(FeatureMode mode) {
   switch (mode) {
-    case FeatureMode::kTerms: return "terms";
-    case FeatureMode::kShingles: return "shingles";
-    case FeatureMode::kKeywords: return "keywords";
+    case FeatureMode::kTerms:
+      return "terms";
+    case FeatureMode::kShingles:
+      return "shingles";
+    case FeatureMode::kKeywords:
+      return "keywords";
   }
   return "unknown";
 }
@@ -206,14 +212,18 @@ Result<Language> ParseLanguage(std::string_view name) {
   if (name == "auto") return Language::kAuto;
   if (name == "zh" || name == "chinese") return Language::kChinese;
   if (name == "en" || name == "other") return Language::kOther;
-  return Status::InvalidArgument("unknown language '" + std::string(name) + "' (expected auto, zh or en)");
+  return Status::InvalidArgument("unknown language '" + std::string(name) +
+                                 "' (expected auto, zh or en)");
 }
 
 std::string_view LanguageName(Language language) {
   switch (language) {
-    case Language::kAuto: return "auto";
-    case Language::kChinese: return "zh";
-    case Language::kOther: return "en";
+    case Language::kAuto:
+      return "auto";
+    case Language::kChinese:
+      return "zh";
+    case Language::kOther:
+      return "en";
   }
   return "unknown";
 }
@@ -239,19 +249,21 @@ Result<std::unique_ptr<Fingerprinter>> Fingerprinter::Create(const FingerprintOp
   }
   if (options.language != Language::kAuto && options.language != Language::kChinese &&
       options.language != Language::kOther) {
-    return Status::InvalidArgument("unknown language " + std::to_string(static_cast<int>(options.language)));
+    return Status::InvalidArgument("unknown language " +
+                                   std::to_string(static_cast<int>(options.language)));
   }
   if (options.language == Language::kOther && options.mode == FeatureMode::kKeywords) {
-    return Status::InvalidArgument("the keywords mode segments Chinese with the dictionary: it needs "
-                                   "language auto or zh, not en");
+    return Status::InvalidArgument(
+        "the keywords mode segments Chinese with the dictionary: it needs "
+        "language auto or zh, not en");
   }
   FingerprintOptions resolved = options;
   if ((resolved.mode == FeatureMode::kKeywords || resolved.language == Language::kChinese) &&
       resolved.keyword_model == nullptr) {
     auto model = KeywordModel::Default();
     if (!model.ok()) {
-      return model.status().WithContext(resolved.mode == FeatureMode::kKeywords ? "keywords mode"
-                                                                                 : "Chinese segmentation");
+      return model.status().WithContext(
+          resolved.mode == FeatureMode::kKeywords ? "keywords mode" : "Chinese segmentation");
     }
     resolved.keyword_model = *model;
   }
@@ -307,8 +319,10 @@ Result<Explanation> Explain(const Fingerprinter& fingerprinter, std::string_view
   for (const auto& f : all_b) {
     if (!in_a.count(f.text) && e.only_b.size() < top) e.only_b.push_back(f);
   }
-  e.top_a.assign(all_a.begin(), all_a.begin() + static_cast<std::ptrdiff_t>(std::min(top, all_a.size())));
-  e.top_b.assign(all_b.begin(), all_b.begin() + static_cast<std::ptrdiff_t>(std::min(top, all_b.size())));
+  e.top_a.assign(all_a.begin(),
+                 all_a.begin() + static_cast<std::ptrdiff_t>(std::min(top, all_a.size())));
+  e.top_b.assign(all_b.begin(),
+                 all_b.begin() + static_cast<std::ptrdiff_t>(std::min(top, all_b.size())));
   return e;
 }
 

@@ -14,14 +14,16 @@ constexpr size_t kBlock = 4096;
 void AppendMatches(const uint64_t* masks, size_t words, uint32_t base, std::vector<uint32_t>* out) {
   for (size_t w = 0; w < words; ++w) {
     for (uint64_t m = masks[w]; m != 0; m &= m - 1) {
-      out->push_back(base + static_cast<uint32_t>(w * 64 + static_cast<size_t>(std::countr_zero(m))));
+      out->push_back(base +
+                     static_cast<uint32_t>(w * 64 + static_cast<size_t>(std::countr_zero(m))));
     }
   }
 }
 
 }  // namespace
 
-void FindWithin(std::span<const uint64_t> codes, uint64_t query, int k, std::vector<uint32_t>* out) {
+void FindWithin(std::span<const uint64_t> codes, uint64_t query, int k,
+                std::vector<uint32_t>* out) {
   if (k < 0) return;
   if (k >= 64) {
     for (size_t i = 0; i < codes.size(); ++i) out->push_back(static_cast<uint32_t>(i));
@@ -61,7 +63,8 @@ size_t CountWithin(std::span<const uint64_t> codes, uint64_t query, int k) {
   for (size_t base = 0; base < codes.size(); base += kBlock) {
     const size_t n = std::min(kBlock, codes.size() - base);
     simhash_internal::HammingMasks(codes.data() + base, n, query, k, masks);
-    for (size_t w = 0; w < (n + 63) / 64; ++w) count += static_cast<size_t>(std::popcount(masks[w]));
+    for (size_t w = 0; w < (n + 63) / 64; ++w)
+      count += static_cast<size_t>(std::popcount(masks[w]));
   }
   return count;
 }

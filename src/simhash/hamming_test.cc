@@ -17,7 +17,8 @@ std::vector<uint64_t> CodesWithPlantedNeighbours(std::mt19937_64& rng, size_t n,
     c = rng();
     if (rng() % 4 == 0) {  // within a few bits of the query
       c = query;
-      for (int flips = static_cast<int>(rng() % 8); flips > 0; --flips) c ^= uint64_t{1} << (rng() % 64);
+      for (int flips = static_cast<int>(rng() % 8); flips > 0; --flips)
+        c ^= uint64_t{1} << (rng() % 64);
     }
   }
   return codes;
@@ -72,8 +73,11 @@ TEST_P(HammingScanTest, BatchEqualsSingleQueries) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Levels, HammingScanTest,
-                         ::testing::Values(SimdLevel::kPortable, SimdLevel::kAvx2, SimdLevel::kAvx512),
-                         [](const auto& param_info) { return std::string(SimdLevelName(param_info.param)); });
+                         ::testing::Values(SimdLevel::kPortable, SimdLevel::kAvx2,
+                                           SimdLevel::kAvx512),
+                         [](const auto& param_info) {
+                           return std::string(SimdLevelName(param_info.param));
+                         });
 
 TEST(HammingDistanceTest, Basics) {
   EXPECT_EQ(HammingDistance(0, 0), 0);

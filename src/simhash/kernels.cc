@@ -1,6 +1,6 @@
 // Portable, AVX2 and AVX-512 versions of the hot loops. The SIMD versions are compiled for their
-// instruction sets with function attributes (not file-wide flags), so no other code of neardup is built
-// for more than baseline x86-64, and they only run when the CPU supports them.
+// instruction sets with function attributes (not file-wide flags), so no other code of neardup is
+// built for more than baseline x86-64, and they only run when the CPU supports them.
 #include "simhash/kernels.h"
 
 #include <algorithm>
@@ -18,8 +18,8 @@
 namespace neardup::simhash_internal {
 namespace {
 
-// Byte b of a hash spread over 8 byte lanes of a 64-bit word (lane i = bit i of b): lets the portable
-// fold count 8 bits with one addition (SWAR).
+// Byte b of a hash spread over 8 byte lanes of a 64-bit word (lane i = bit i of b): lets the
+// portable fold count 8 bits with one addition (SWAR).
 constexpr auto kSpreadBits = [] {
   std::array<uint64_t, 256> table{};
   for (unsigned b = 0; b < 256; ++b) {
@@ -64,8 +64,7 @@ void FoldWeightedPortable(const uint64_t* hashes, const double* weights, size_t 
   }
 }
 
-void HammingMasksPortable(const uint64_t* codes, size_t n, uint64_t query, int k,
-                          uint64_t* masks) {
+void HammingMasksPortable(const uint64_t* codes, size_t n, uint64_t query, int k, uint64_t* masks) {
   for (size_t base = 0; base < n; base += 64) {
     const size_t count = std::min<size_t>(64, n - base);
     uint64_t mask = 0;
@@ -83,8 +82,8 @@ constexpr size_t kByteCounterBlock = 255;
 
 __attribute__((target("avx2"))) void FoldUnitAvx2(const uint64_t* hashes, size_t n,
                                                   uint64_t ones[64]) {
-  // Spread the 8 bytes of a hash over 64 byte lanes (lane i holds the byte containing bit i), then test
-  // bit i % 8 in lane i.
+  // Spread the 8 bytes of a hash over 64 byte lanes (lane i holds the byte containing bit i), then
+  // test bit i % 8 in lane i.
   const __m256i spread_low = _mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1,  //
                                               2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3);
   const __m256i spread_high = _mm256_setr_epi8(4, 4, 4, 4, 4, 4, 4, 4, 5, 5, 5, 5, 5, 5, 5, 5,  //
@@ -146,8 +145,8 @@ __attribute__((target("avx2"))) void FoldWeightedAvx2(const uint64_t* hashes, co
 }
 
 __attribute__((target("avx512f"))) void FoldWeightedAvx512(const uint64_t* hashes,
-                                                          const double* weights, size_t n,
-                                                          double sums[64]) {
+                                                           const double* weights, size_t n,
+                                                           double sums[64]) {
   __m512d acc[8];
   for (int g = 0; g < 8; ++g) acc[g] = _mm512_loadu_pd(sums + 8 * g);
   for (size_t i = 0; i < n; ++i) {
@@ -177,7 +176,8 @@ __attribute__((target("avx2"))) void HammingMasksAvx2(const uint64_t* codes, siz
       const __m256i x = _mm256_xor_si256(
           _mm256_loadu_si256(reinterpret_cast<const __m256i*>(codes + base + 4 * b)), q);
       const __m256i lo = _mm256_shuffle_epi8(lut, _mm256_and_si256(x, nibble));
-      const __m256i hi = _mm256_shuffle_epi8(lut, _mm256_and_si256(_mm256_srli_epi16(x, 4), nibble));
+      const __m256i hi =
+          _mm256_shuffle_epi8(lut, _mm256_and_si256(_mm256_srli_epi16(x, 4), nibble));
       const __m256i count = _mm256_sad_epu8(_mm256_add_epi8(lo, hi), zero);
       const __m256i over = _mm256_cmpgt_epi64(count, limit);
       const auto far = static_cast<unsigned>(_mm256_movemask_pd(_mm256_castsi256_pd(over)));
@@ -188,8 +188,9 @@ __attribute__((target("avx2"))) void HammingMasksAvx2(const uint64_t* codes, siz
   if (base < n) HammingMasksPortable(codes + base, n - base, query, k, masks + base / 64);
 }
 
-__attribute__((target("avx512f,avx512vpopcntdq"))) void HammingMasksAvx512(
-    const uint64_t* codes, size_t n, uint64_t query, int k, uint64_t* masks) {
+__attribute__((target("avx512f,avx512vpopcntdq"))) void HammingMasksAvx512(const uint64_t* codes,
+                                                                           size_t n, uint64_t query,
+                                                                           int k, uint64_t* masks) {
   const __m512i q = _mm512_set1_epi64(static_cast<int64_t>(query));
   const __m512i limit = _mm512_set1_epi64(k);
   size_t base = 0;

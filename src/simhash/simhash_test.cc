@@ -1,3 +1,5 @@
+#include "neardup/simhash.h"
+
 #include <gtest/gtest.h>
 #include <xxhash.h>
 
@@ -6,16 +8,15 @@
 
 #include "neardup/cpu.h"
 #include "neardup/hamming.h"
-#include "neardup/simhash.h"
+#include "simd_levels.h"
 #include "simhash/kernels.h"
 #include "testutil.h"
-#include "simd_levels.h"
 
 namespace neardup {
 namespace {
 
-// The fingerprint rule written out plainly, independent of the library's kernels: per bit, the sum of
-// +w / -w in double precision in feature order; bit = 1 iff the sum > 0.
+// The fingerprint rule written out plainly, independent of the library's kernels: per bit, the sum
+// of +w / -w in double precision in feature order; bit = 1 iff the sum > 0.
 uint64_t ReferenceFold(const std::vector<uint64_t>& hashes, const std::vector<double>& weights) {
   double sums[64] = {};
   for (size_t i = 0; i < hashes.size(); ++i) {
@@ -27,8 +28,8 @@ uint64_t ReferenceFold(const std::vector<uint64_t>& hashes, const std::vector<do
 }
 
 // Features of an ASCII text by the spec (doc/fingerprint.md), computed without the library.
-std::vector<std::string> ReferenceFeatures(const std::string& text, FeatureMode mode, ShingleUnit unit,
-                                           size_t n) {
+std::vector<std::string> ReferenceFeatures(const std::string& text, FeatureMode mode,
+                                           ShingleUnit unit, size_t n) {
   std::vector<std::string> tokens;
   std::string current;
   for (char c : text) {
@@ -56,7 +57,8 @@ std::vector<std::string> ReferenceFeatures(const std::string& text, FeatureMode 
   }
   for (size_t i = 0; i + n <= units.size(); ++i) {
     features.push_back(testing::Join({units.begin() + static_cast<std::ptrdiff_t>(i),
-                                      units.begin() + static_cast<std::ptrdiff_t>(i + n)}, sep));
+                                      units.begin() + static_cast<std::ptrdiff_t>(i + n)},
+                                     sep));
   }
   return features;
 }
@@ -96,12 +98,14 @@ TEST(FingerprintTest, MatchesTheSpecOnAsciiText) {
     for (int round = 0; round < 30; ++round) {
       // The first text is long enough to make the shingle window compact its buffer.
       const size_t words = round == 0 ? 30000 : rng() % 40;
-      std::string text = testing::Join(testing::RandomWords(rng, words, 50), rng() % 2 ? " " : ", ");
+      std::string text =
+          testing::Join(testing::RandomWords(rng, words, 50), rng() % 2 ? " " : ", ");
       if (round % 3 == 0) text = "  Mixed CASE: " + text + "!";
       auto features = ReferenceFeatures(text, options.mode, options.shingle_unit,
                                         static_cast<size_t>(options.shingle_size));
       std::vector<uint64_t> hashes;
-      for (const auto& feature : features) hashes.push_back(XXH3_64bits(feature.data(), feature.size()));
+      for (const auto& feature : features)
+        hashes.push_back(XXH3_64bits(feature.data(), feature.size()));
       auto result = f->Fingerprint(text);
       ASSERT_TRUE(result.ok());
       EXPECT_EQ(result->simhash, ReferenceFold(hashes, std::vector<double>(hashes.size(), 1.0)))
@@ -122,8 +126,9 @@ TEST(FingerprintTest, IdenticalTextsHaveDistanceZero) {
 }
 
 // One changed word in a 2,000-word text moves few bits; unrelated texts are about 32 bits apart.
-// (Each of the 64 sums is a sum of about 2,000 terms of +-1, so it is of the order of 45 away from zero;
-// a changed word changes a handful of terms, which flips a bit only when its sum is near zero.)
+// (Each of the 64 sums is a sum of about 2,000 terms of +-1, so it is of the order of 45 away from
+// zero; a changed word changes a handful of terms, which flips a bit only when its sum is near
+// zero.)
 TEST(FingerprintTest, OneChangedWordMovesFewBits) {
   std::mt19937_64 rng(12);
   for (const auto& options : AllModes()) {
@@ -138,9 +143,11 @@ TEST(FingerprintTest, OneChangedWordMovesFewBits) {
       const int near = HammingDistance(original, Hash(*f, testing::Join(words)));
       near_total += near;
       near_max = std::max(near_max, near);
-      far_total += HammingDistance(original, Hash(*f, testing::Join(testing::RandomWords(rng, 2000))));
+      far_total +=
+          HammingDistance(original, Hash(*f, testing::Join(testing::RandomWords(rng, 2000))));
     }
-    SCOPED_TRACE(std::string(FeatureModeName(options.mode)) + " n=" + std::to_string(options.shingle_size));
+    SCOPED_TRACE(std::string(FeatureModeName(options.mode)) +
+                 " n=" + std::to_string(options.shingle_size));
     EXPECT_LE(near_total / rounds, 4.0);
     EXPECT_LE(near_max, 10);
     // Short character n-grams of texts over one alphabet are shared by unrelated texts too.
@@ -259,7 +266,8 @@ TEST(FingerprintTest, BadOptionsAreRejected) {
 
 TEST(FingerprintTest, NormalisationMakesWidthAndCaseEqual) {
   auto f = Make(FingerprintOptions{});
-  EXPECT_EQ(Hash(*f, "\xEF\xBC\xB4\xEF\xBD\x88\xEF\xBD\x85 Quick BROWN fox"), Hash(*f, "the quick brown fox"));
+  EXPECT_EQ(Hash(*f, "\xEF\xBC\xB4\xEF\xBD\x88\xEF\xBD\x85 Quick BROWN fox"),
+            Hash(*f, "the quick brown fox"));
   FingerprintOptions raw;
   raw.normalize = false;
   auto g = Make(raw);

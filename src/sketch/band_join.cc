@@ -37,7 +37,8 @@ void SortByKeyPrefix(std::vector<uint64_t>* values, std::vector<uint64_t>* scrat
 class SharedComponents {
  public:
   explicit SharedComponents(size_t n) : parent_(n) {
-    for (size_t i = 0; i < n; ++i) parent_[i].store(static_cast<uint32_t>(i), std::memory_order_relaxed);
+    for (size_t i = 0; i < n; ++i)
+      parent_[i].store(static_cast<uint32_t>(i), std::memory_order_relaxed);
   }
 
   bool Connected(uint32_t a, uint32_t b) {
@@ -124,8 +125,8 @@ void JoinBand(const BandWork& w, size_t j, std::vector<uint64_t>* values,
           continue;
         }
         ++local.candidates;
-        const double jaccard =
-            w.sketcher.EstimateIfAtLeast(&w.sketches[a * bytes], &w.sketches[b * bytes], w.threshold);
+        const double jaccard = w.sketcher.EstimateIfAtLeast(&w.sketches[a * bytes],
+                                                            &w.sketches[b * bytes], w.threshold);
         if (jaccard < w.threshold) continue;
         out->push_back({a, b, static_cast<float>(jaccard)});
         if (w.components != nullptr) w.components->Unite(a, b);
@@ -160,7 +161,8 @@ Result<std::vector<SimilarPair>> FindSimilarPairs(const Sketcher& sketcher,
   }
   std::unique_ptr<SharedComponents> components;
   if (!options.all_pairs) components = std::make_unique<SharedComponents>(documents);
-  const BandWork work{sketcher, band_keys, sketches, bands, documents, options.threshold, components.get()};
+  const BandWork work{sketcher,  band_keys,         sketches,        bands,
+                      documents, options.threshold, components.get()};
   std::vector<std::vector<SimilarPair>> found(bands);
   std::vector<BandJoinStats> band_stats(bands);
   std::atomic<size_t> next_band{0};

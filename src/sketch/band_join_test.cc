@@ -120,17 +120,20 @@ TEST(BandJoinTest, ClusteringModeConnectsTheSameComponents) {
   const Corpus corpus = MakeCorpus(**sketcher, testing::Sanitized() ? 120 : 400, 8);
   for (double threshold : {0.5, 0.8}) {
     BandJoinStats all_stats;
-    auto all = FindSimilarPairs(**sketcher, corpus.keys, corpus.sketches, {threshold, 1}, &all_stats);
+    auto all =
+        FindSimilarPairs(**sketcher, corpus.keys, corpus.sketches, {threshold, 1}, &all_stats);
     ASSERT_TRUE(all.ok());
     for (int threads : {1, 2, 3}) {
       BandJoinStats stats;
-      auto some = FindSimilarPairs(**sketcher, corpus.keys, corpus.sketches, {threshold, threads, false}, &stats);
+      auto some = FindSimilarPairs(**sketcher, corpus.keys, corpus.sketches,
+                                   {threshold, threads, false}, &stats);
       ASSERT_TRUE(some.ok());
       EXPECT_EQ(Components(corpus.size, *some), Components(corpus.size, *all)) << threads;
       // A subset of all the pairs, each once, in order.
       EXPECT_TRUE(std::includes(all->begin(), all->end(), some->begin(), some->end(),
                                 [](const SimilarPair& x, const SimilarPair& y) {
-                                  return x.first != y.first ? x.first < y.first : x.second < y.second;
+                                  return x.first != y.first ? x.first < y.first
+                                                            : x.second < y.second;
                                 }));
       EXPECT_TRUE(std::adjacent_find(some->begin(), some->end()) == some->end());
       EXPECT_LT(some->size(), all->size());

@@ -30,13 +30,15 @@ void RemixAllPortable(uint64_t* values, size_t n, uint8_t* low_bits) {
   }
 }
 
-// values[i] = m_j + j - i (before the remix), from the last bin down; branch-free with masks (GCC turns
-// conditional expressions here into a branch that mispredicts: which bins are empty is random).
+// values[i] = m_j + j - i (before the remix), from the last bin down; branch-free with masks (GCC
+// turns conditional expressions here into a branch that mispredicts: which bins are empty is
+// random).
 void Densify(uint64_t* values, size_t n, uint64_t wrap) {
   uint64_t carry = wrap;  // m_j + j of the nearest non-empty bin j above
   for (size_t i = n; i-- > 0;) {
     const uint64_t value = values[i];
-    const uint64_t filled = uint64_t{0} - static_cast<uint64_t>(value != UINT64_MAX);  // all ones or 0
+    const uint64_t filled =
+        uint64_t{0} - static_cast<uint64_t>(value != UINT64_MAX);  // all ones or 0
     carry = ((value + i) & filled) | (carry & ~filled);
     values[i] = carry - i;
   }
@@ -87,16 +89,18 @@ constexpr auto kNearest = [] {
 }();
 
 // GCC 12 reports its own AVX-512 intrinsics' internal undefined values as maybe-uninitialized
-// (GCC bug 105593): silenced for this function only. Clang has no such warning and rejects the name.
+// (GCC bug 105593): silenced for this function only. Clang has no such warning and rejects the
+// name.
 #pragma GCC diagnostic push
 #if !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #endif
 // Densify and remix 8 bins per step from the top: every lane takes m_j + j of its nearest non-empty
-// lane above it in one two-source permutation (indices from a table by the mask of non-empty lanes),
-// or the carry from the vector above (the wrap value for the top vector).
+// lane above it in one two-source permutation (indices from a table by the mask of non-empty
+// lanes), or the carry from the vector above (the wrap value for the top vector).
 __attribute__((target("avx512f,avx512dq"))) void DensifyAndRemixAvx512(uint64_t* values, size_t n,
-                                                                       uint64_t wrap, uint8_t* low_bits) {
+                                                                       uint64_t wrap,
+                                                                       uint8_t* low_bits) {
   constexpr __mmask8 kAll = 0xFF;
   const __m512i m1 = _mm512_set1_epi64(static_cast<long long>(kMul1));
   const __m512i m2 = _mm512_set1_epi64(static_cast<long long>(kMul2));
@@ -112,7 +116,8 @@ __attribute__((target("avx512f,avx512dq"))) void DensifyAndRemixAvx512(uint64_t*
     const auto filled = static_cast<unsigned>(_mm512_cmpneq_epu64_mask(minimum, empty));
     // Lane k takes lane kNearest[filled] byte k of (c, carry): its nearest non-empty lane at or
     // above it, or the carry.
-    const __m512i source = _mm512_cvtepu8_epi64(_mm_cvtsi64_si128(static_cast<long long>(kNearest[filled])));
+    const __m512i source =
+        _mm512_cvtepu8_epi64(_mm_cvtsi64_si128(static_cast<long long>(kNearest[filled])));
     const __m512i c = _mm512_permutex2var_epi64(_mm512_add_epi64(minimum, index), source, carry);
     carry = _mm512_permutexvar_epi64(zero, c);  // lane 0 everywhere
     __m512i x = _mm512_sub_epi64(c, index);

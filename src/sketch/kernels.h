@@ -8,12 +8,12 @@
 
 namespace neardup::sketch_internal {
 
-// Densification and remix (doc/fingerprint.md section 9, step 3) of n bins (a multiple of 8): on entry
-// values[i] is bin i's minimum or UINT64_MAX for an empty bin, and wrap = m_f + f + n for the first
-// non-empty bin f (the wrap-around). On return values[i] = Remix(m_j + (j - i)) for the nearest
-// non-empty bin j at or after i (cyclically, j taken past n). With low_bits not null, also bit i of
-// the little-endian bit stream low_bits (n / 8 bytes, bit i = bit i % 8 of byte i / 8) = the low bit
-// of the new values[i]: the payload of a sketch of 1-bit bins.
+// Densification and remix (doc/fingerprint.md section 9, step 3) of n bins (a multiple of 8): on
+// entry values[i] is bin i's minimum or UINT64_MAX for an empty bin, and wrap = m_f + f + n for the
+// first non-empty bin f (the wrap-around). On return values[i] = Remix(m_j + (j - i)) for the
+// nearest non-empty bin j at or after i (cyclically, j taken past n). With low_bits not null, also
+// bit i of the little-endian bit stream low_bits (n / 8 bytes, bit i = bit i % 8 of byte i / 8) =
+// the low bit of the new values[i]: the payload of a sketch of 1-bit bins.
 void DensifyAndRemix(uint64_t* values, size_t n, uint64_t wrap, uint8_t* low_bits);
 
 }  // namespace neardup::sketch_internal

@@ -11,7 +11,6 @@
 
 #include "neardup/cpu.h"
 #include "simd_levels.h"
-
 #include "sketch/sketch_testutil.h"
 #include "testutil.h"
 
@@ -26,7 +25,8 @@ struct Computed {
 
 Computed Compute(const Sketcher& sketcher, const std::vector<uint64_t>& hashes) {
   Computed c{std::vector<uint8_t>(sketcher.sketch_bytes()),
-             std::vector<uint32_t>(static_cast<size_t>(sketcher.options().bands)), {}};
+             std::vector<uint32_t>(static_cast<size_t>(sketcher.options().bands)),
+             {}};
   Status status = sketcher.Compute(hashes, c.sketch, c.keys);
   EXPECT_TRUE(status.ok()) << status.ToString();
   return c;
@@ -140,10 +140,11 @@ Computed ReferenceSketch(const std::vector<uint64_t>& hashes, const SketchOption
   return c;
 }
 
-// On every SIMD level the CPU has (the densification, remix and bin comparison have vector versions).
-// Section 9, step 6, of the reference sketches of two sets of distinct hashes.
-double ReferenceEstimate(const std::vector<uint64_t>& a, const Computed& ra, const std::vector<uint64_t>& b,
-                         const Computed& rb, const SketchOptions& o) {
+// On every SIMD level the CPU has (the densification, remix and bin comparison have vector
+// versions). Section 9, step 6, of the reference sketches of two sets of distinct hashes.
+double ReferenceEstimate(const std::vector<uint64_t>& a, const Computed& ra,
+                         const std::vector<uint64_t>& b, const Computed& rb,
+                         const SketchOptions& o) {
   const size_t exact = static_cast<size_t>(o.bins * o.bits_per_bin) / 23;
   if (a.size() <= exact && b.size() <= exact) {
     std::vector<uint64_t> ta, tb, both;
@@ -152,13 +153,15 @@ double ReferenceEstimate(const std::vector<uint64_t>& a, const Computed& ra, con
     std::sort(ta.begin(), ta.end());
     std::sort(tb.begin(), tb.end());
     std::set_intersection(ta.begin(), ta.end(), tb.begin(), tb.end(), std::back_inserter(both));
-    return static_cast<double>(both.size()) / static_cast<double>(ta.size() + tb.size() - both.size());
+    return static_cast<double>(both.size()) /
+           static_cast<double>(ta.size() + tb.size() - both.size());
   }
   const uint64_t mask = o.bits_per_bin == 64 ? ~uint64_t{0} : (uint64_t{1} << o.bits_per_bin) - 1;
   int matches = 0;
   for (int i = 0; i < o.bins; ++i) matches += (ra.bins[i] & mask) == (rb.bins[i] & mask);
   const double chance = std::pow(2.0, -o.bits_per_bin);
-  const double bound = static_cast<double>(std::min(a.size(), b.size())) / static_cast<double>(std::max(a.size(), b.size()));
+  const double bound = static_cast<double>(std::min(a.size(), b.size())) /
+                       static_cast<double>(std::max(a.size(), b.size()));
   return std::min(bound, (matches / static_cast<double>(o.bins) - chance) / (1 - chance));
 }
 
@@ -166,8 +169,9 @@ TEST(SketchTest, MatchesTheDefinition) {
   for (SimdLevel level : testing::SimdLevelsToTest()) {
     SetSimdLevel(level);
     std::mt19937_64 rng(9);
-    for (SketchOptions o : {SketchOptions{}, SketchOptions{64, 8, 8, 2}, SketchOptions{512, 2, 12, 5},
-                            SketchOptions{4096, 32, 64, 3}, SketchOptions{4096, 1, 20, 6}}) {
+    for (SketchOptions o :
+         {SketchOptions{}, SketchOptions{64, 8, 8, 2}, SketchOptions{512, 2, 12, 5},
+          SketchOptions{4096, 32, 64, 3}, SketchOptions{4096, 1, 20, 6}}) {
       auto sketcher = Make(o.bins, o.bits_per_bin, o.bands, o.rows);
       Computed previous, previous_reference;
       std::vector<uint64_t> previous_hashes;
@@ -175,20 +179,24 @@ TEST(SketchTest, MatchesTheDefinition) {
         std::vector<uint64_t> hashes(n);
         for (auto& h : hashes) h = rng();
         // Half of the features of the previous set, so that estimates are not all near 0.
-        for (size_t i = 0; i < std::min(n, previous_hashes.size()) / 2; ++i) hashes[i] = previous_hashes[i];
+        for (size_t i = 0; i < std::min(n, previous_hashes.size()) / 2; ++i)
+          hashes[i] = previous_hashes[i];
         const Computed want = ReferenceSketch(hashes, o), got = Compute(*sketcher, hashes);
-        const std::string where = std::to_string(o.bins) + "x" + std::to_string(o.bits_per_bin) + " n=" +
-                                  std::to_string(n) + " " + std::string(SimdLevelName(level));
+        const std::string where = std::to_string(o.bins) + "x" + std::to_string(o.bits_per_bin) +
+                                  " n=" + std::to_string(n) + " " +
+                                  std::string(SimdLevelName(level));
         EXPECT_EQ(got.sketch, want.sketch) << where;
         EXPECT_EQ(got.keys, want.keys) << where;
         if (!previous.sketch.empty()) {
           EXPECT_NEAR(Estimate(*sketcher, got, previous),
-                      ReferenceEstimate(hashes, want, previous_hashes, previous_reference, o), 1e-12)
+                      ReferenceEstimate(hashes, want, previous_hashes, previous_reference, o),
+                      1e-12)
               << where;
           // The early-stopping test agrees exactly at or above the threshold and stays below it.
           const double estimate = Estimate(*sketcher, got, previous);
           for (double threshold : {-1.0, 0.0, 0.2, 0.45, 0.5, 0.8, 1.0}) {
-            const double quick = sketcher->EstimateIfAtLeast(got.sketch.data(), previous.sketch.data(), threshold);
+            const double quick =
+                sketcher->EstimateIfAtLeast(got.sketch.data(), previous.sketch.data(), threshold);
             if (estimate >= threshold) {
               EXPECT_EQ(quick, estimate) << where << " t=" << threshold;
             } else {

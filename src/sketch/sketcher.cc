@@ -57,7 +57,8 @@ inline void StoreTop(uint32_t v, uint8_t* stream, size_t i) {
 // 64-bit word). Without a POPCNT instruction in the target, std::popcount is a library call.
 // Stops early (every 4 words) once more than `limit` bins disagree: the count is then partial.
 template <bool kOneBit>
-inline int Mismatches(const uint8_t* a, const uint8_t* b, size_t bytes, int bits, uint64_t starts, int limit) {
+inline int Mismatches(const uint8_t* a, const uint8_t* b, size_t bytes, int bits, uint64_t starts,
+                      int limit) {
   int mismatches = 0;
   for (size_t i = 0; i < bytes; i += 8) {
     uint64_t x, y;
@@ -82,13 +83,15 @@ int MismatchesPortable(const uint8_t* a, const uint8_t* b, size_t bytes, int bit
 
 // The same compiled for CPUs with POPCNT (every CPU of the AVX2 level and above; cpu.h).
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-__attribute__((target("popcnt"))) int MismatchesPopcnt(const uint8_t* a, const uint8_t* b, size_t bytes,
-                                                         int bits, uint64_t starts, int limit) {
+__attribute__((target("popcnt"))) int MismatchesPopcnt(const uint8_t* a, const uint8_t* b,
+                                                       size_t bytes, int bits, uint64_t starts,
+                                                       int limit) {
   return bits == 1 ? Mismatches<true>(a, b, bytes, bits, starts, limit)
                    : Mismatches<false>(a, b, bytes, bits, starts, limit);
 }
 #else
-int MismatchesPopcnt(const uint8_t* a, const uint8_t* b, size_t bytes, int bits, uint64_t starts, int limit) {
+int MismatchesPopcnt(const uint8_t* a, const uint8_t* b, size_t bytes, int bits, uint64_t starts,
+                     int limit) {
   return MismatchesPortable(a, b, bytes, bits, starts, limit);
 }
 #endif
@@ -167,14 +170,16 @@ class SketcherImpl final : public Sketcher {
   double EstimateIfAtLeast(const uint8_t* a, const uint8_t* b, double threshold) const override {
     const uint32_t count_a = Load32(a), count_b = Load32(b);
     if (count_a <= exact_capacity_ || count_b <= exact_capacity_) return Estimate(a, b);
-    const double bound = static_cast<double>(std::min(count_a, count_b)) / std::max(count_a, count_b);
+    const double bound =
+        static_cast<double>(std::min(count_a, count_b)) / std::max(count_a, count_b);
     if (bound < threshold) return bound;
-    // The estimate reaches the threshold only with at most (1 - c)(1 - t) B bins disagreeing; one bin
-    // of margin against rounding. Beyond it the count stops and the partial estimate, already below
-    // the threshold, is returned.
+    // The estimate reaches the threshold only with at most (1 - c)(1 - t) B bins disagreeing; one
+    // bin of margin against rounding. Beyond it the count stops and the partial estimate, already
+    // below the threshold, is returned.
     const double allowed = (1 - chance_) * (1 - threshold) * options_.bins;
     const int limit = allowed >= options_.bins ? options_.bins : static_cast<int>(allowed) + 1;
-    return std::min(bound, EstimateFromMatches(MatchingBins(a + kHeaderBytes, b + kHeaderBytes, limit)));
+    return std::min(bound,
+                    EstimateFromMatches(MatchingBins(a + kHeaderBytes, b + kHeaderBytes, limit)));
   }
 
  private:
@@ -190,7 +195,8 @@ class SketcherImpl final : public Sketcher {
     for (Hash feature : features) {
       const uint32_t t = sizeof(Hash) == 8 ? Top(feature) : static_cast<uint32_t>(feature);
       const uint32_t bin = t >> shift_;
-      values[bin] = std::min(values[bin], Remix(t));  // branch-free: the order of features is random
+      values[bin] =
+          std::min(values[bin], Remix(t));  // branch-free: the order of features is random
     }
     // Densification (the nearest non-empty bin at or after each bin, wrapping to the first) and the
     // remix of every bin, with the payload of 1-bit bins packed on the way.
@@ -272,8 +278,9 @@ class SketcherImpl final : public Sketcher {
   // disagree (the result is then too high, but below bins - limit).
   int MatchingBins(const uint8_t* a, const uint8_t* b, int limit) const {
     const int bits = options_.bits_per_bin;
-    const int mismatches = popcnt_ ? MismatchesPopcnt(a, b, payload_bytes_, bits, field_starts_, limit)
-                                   : MismatchesPortable(a, b, payload_bytes_, bits, field_starts_, limit);
+    const int mismatches =
+        popcnt_ ? MismatchesPopcnt(a, b, payload_bytes_, bits, field_starts_, limit)
+                : MismatchesPortable(a, b, payload_bytes_, bits, field_starts_, limit);
     return options_.bins - mismatches;
   }
 

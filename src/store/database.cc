@@ -68,7 +68,8 @@ Status ToStatus(const rocksdb::Status& status, std::string_view dir, std::string
     return Status::Corruption(where + ": damaged store (" + detail + "); nothing was changed");
   }
   if (status.IsInvalidArgument()) {
-    return Status::Corruption(where + ": not a neardup store, or a damaged one (" + detail + "); nothing was changed");
+    return Status::Corruption(where + ": not a neardup store, or a damaged one (" + detail +
+                              "); nothing was changed");
   }
   return Status::IOError(where + ": " + std::string(doing) + ": " + detail);
 }

@@ -39,8 +39,8 @@ rocksdb::Options DatabaseOptions(bool create);
 // lock is taken). Errors as ToStatus.
 Status OpenDatabase(const std::string& dir, bool read_only, bool create, Database* database);
 
-// A RocksDB status as neardup's, naming the store: a held lock becomes FailedPrecondition "DIR is in
-// use by another process", damage becomes Corruption, other failures IOError.
+// A RocksDB status as neardup's, naming the store: a held lock becomes FailedPrecondition "DIR is
+// in use by another process", damage becomes Corruption, other failures IOError.
 Status ToStatus(const rocksdb::Status& status, std::string_view dir, std::string_view doing);
 
 }  // namespace neardup::store

@@ -1,14 +1,6 @@
 // DiskSimhashIndex (neardup/disk_index.h) on RocksDB.
 #include "neardup/disk_index.h"
 
-#include <algorithm>
-#include <array>
-#include <atomic>
-#include <bit>
-#include <cstring>
-#include <filesystem>
-#include <mutex>
-
 #include <rocksdb/cache.h>
 #include <rocksdb/db.h>
 #include <rocksdb/options.h>
@@ -16,6 +8,14 @@
 #include <rocksdb/sst_file_writer.h>
 #include <rocksdb/table.h>
 #include <rocksdb/write_batch.h>
+
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <bit>
+#include <cstring>
+#include <filesystem>
+#include <mutex>
 
 #include "index/layout.h"
 
@@ -90,7 +90,8 @@ Status FromRocks(const rocksdb::Status& status, const std::string& path) {
 
 class DiskIndexImpl final : public DiskSimhashIndex {
  public:
-  DiskIndexImpl(std::string path, const TableDesign& design, bool sync, std::shared_ptr<rocksdb::Cache> cache)
+  DiskIndexImpl(std::string path, const TableDesign& design, bool sync,
+                std::shared_ptr<rocksdb::Cache> cache)
       : path_(std::move(path)), layout_(design), sync_(sync), cache_(std::move(cache)) {
     original_bit_.resize(static_cast<size_t>(layout_.tables()));
     for (int t = 0; t < layout_.tables(); ++t) {
@@ -116,7 +117,8 @@ class DiskIndexImpl final : public DiskSimhashIndex {
     PutBig64(id, id_key);
     std::string existing;
     auto got = db_->Get(rocksdb::ReadOptions(), documents_, rocksdb::Slice(id_key, 8), &existing);
-    if (got.ok()) return Status::FailedPrecondition("id " + std::to_string(id) + " is already stored");
+    if (got.ok())
+      return Status::FailedPrecondition("id " + std::to_string(id) + " is already stored");
     if (!got.IsNotFound()) return FromRocks(got, path_);
     rocksdb::WriteBatch batch;
     for (int t = 0; t < layout_.tables(); ++t) {
@@ -125,8 +127,10 @@ class DiskIndexImpl final : public DiskSimhashIndex {
     }
     char value[8];
     std::memcpy(value, &fingerprint, 8);  // little-endian machines only (checked at build)
-    NEARDUP_RETURN_IF_ERROR(FromRocks(batch.Put(documents_, rocksdb::Slice(id_key, 8), rocksdb::Slice(value, 8)), path_));
-    NEARDUP_RETURN_IF_ERROR(FromRocks(batch.Put(meta_, "count", std::to_string(size_.load() + 1)), path_));
+    NEARDUP_RETURN_IF_ERROR(FromRocks(
+        batch.Put(documents_, rocksdb::Slice(id_key, 8), rocksdb::Slice(value, 8)), path_));
+    NEARDUP_RETURN_IF_ERROR(
+        FromRocks(batch.Put(meta_, "count", std::to_string(size_.load() + 1)), path_));
     NEARDUP_RETURN_IF_ERROR(FromRocks(db_->Write(WriteOptions(), &batch), path_));
     size_.fetch_add(1);
     return Status::OK();
@@ -138,12 +142,14 @@ class DiskIndexImpl final : public DiskSimhashIndex {
     if (!fingerprint.ok()) return fingerprint.status();
     rocksdb::WriteBatch batch;
     for (int t = 0; t < layout_.tables(); ++t) {
-      NEARDUP_RETURN_IF_ERROR(FromRocks(batch.Delete(tables_, TableKey(t, layout_.Permute(t, *fingerprint), id)), path_));
+      NEARDUP_RETURN_IF_ERROR(FromRocks(
+          batch.Delete(tables_, TableKey(t, layout_.Permute(t, *fingerprint), id)), path_));
     }
     char id_key[8];
     PutBig64(id, id_key);
     NEARDUP_RETURN_IF_ERROR(FromRocks(batch.Delete(documents_, rocksdb::Slice(id_key, 8)), path_));
-    NEARDUP_RETURN_IF_ERROR(FromRocks(batch.Put(meta_, "count", std::to_string(size_.load() - 1)), path_));
+    NEARDUP_RETURN_IF_ERROR(
+        FromRocks(batch.Put(meta_, "count", std::to_string(size_.load() - 1)), path_));
     NEARDUP_RETURN_IF_ERROR(FromRocks(db_->Write(WriteOptions(), &batch), path_));
     size_.fetch_sub(1);
     return Status::OK();
@@ -152,10 +158,12 @@ class DiskIndexImpl final : public DiskSimhashIndex {
   Status BulkLoad(std::span<const uint64_t> ids, std::span<const uint64_t> fingerprints,
                   const std::function<void(int)>& progress) override;
 
-  Result<std::vector<Match>> Query(uint64_t fingerprint, int k, DiskQueryStats* stats) const override {
+  Result<std::vector<Match>> Query(uint64_t fingerprint, int k,
+                                   DiskQueryStats* stats) const override {
     if (k < 0 || k > layout_.design().max_exact_k()) {
       return Status::InvalidArgument("k = " + std::to_string(k) + " is outside 0.." +
-                                     std::to_string(layout_.design().max_exact_k()) + ", what this index's design answers exactly");
+                                     std::to_string(layout_.design().max_exact_k()) +
+                                     ", what this index's design answers exactly");
     }
     rocksdb::SetPerfLevel(rocksdb::PerfLevel::kEnableCount);
     rocksdb::get_perf_context()->Reset();
@@ -202,7 +210,9 @@ class DiskIndexImpl final : public DiskSimhashIndex {
     auto got = db_->Get(rocksdb::ReadOptions(), documents_, rocksdb::Slice(id_key, 8), &value);
     if (got.IsNotFound()) return Status::NotFound("no fingerprint with id " + std::to_string(id));
     if (!got.ok()) return FromRocks(got, path_);
-    if (value.size() != 8) return Status::Corruption(path_ + ": the record of id " + std::to_string(id) + " is not 8 bytes");
+    if (value.size() != 8)
+      return Status::Corruption(path_ + ": the record of id " + std::to_string(id) +
+                                " is not 8 bytes");
     uint64_t fingerprint;
     std::memcpy(&fingerprint, value.data(), 8);
     return fingerprint;
@@ -218,8 +228,10 @@ class DiskIndexImpl final : public DiskSimhashIndex {
     }
     uint64_t value = 0;
     for (auto* handle : handles_) {
-      if (db_->GetIntProperty(handle, "rocksdb.cur-size-all-mem-tables", &value)) stats.memory_bytes += value;
-      if (db_->GetIntProperty(handle, "rocksdb.estimate-table-readers-mem", &value)) stats.memory_bytes += value;
+      if (db_->GetIntProperty(handle, "rocksdb.cur-size-all-mem-tables", &value))
+        stats.memory_bytes += value;
+      if (db_->GetIntProperty(handle, "rocksdb.estimate-table-readers-mem", &value))
+        stats.memory_bytes += value;
     }
     stats.memory_bytes += cache_->GetUsage();
     return stats;
@@ -239,7 +251,9 @@ class DiskIndexImpl final : public DiskSimhashIndex {
   bool OwnedBy(int t, uint64_t permuted_difference) const {
     uint64_t difference = 0;
     for (uint64_t d = permuted_difference; d != 0; d &= d - 1) {
-      difference |= uint64_t{1} << original_bit_[static_cast<size_t>(t)][static_cast<size_t>(std::countr_zero(d))];
+      difference |=
+          uint64_t{1}
+          << original_bit_[static_cast<size_t>(t)][static_cast<size_t>(std::countr_zero(d))];
     }
     return layout_.OwnerTable(layout_.AgreeingBlocks(difference)) == t;
   }
@@ -268,11 +282,15 @@ class DiskIndexImpl final : public DiskSimhashIndex {
 Status DiskIndexImpl::Init(const rocksdb::Options& options, bool create) {
   options_ = options;
   std::vector<rocksdb::ColumnFamilyDescriptor> families = {
-      {rocksdb::kDefaultColumnFamilyName, options}, {"meta", options}, {"tables", options}, {"documents", options}};
+      {rocksdb::kDefaultColumnFamilyName, options},
+      {"meta", options},
+      {"tables", options},
+      {"documents", options}};
   rocksdb::DBOptions db_options(options);
   db_options.create_if_missing = create;
   db_options.create_missing_column_families = create;
-  NEARDUP_RETURN_IF_ERROR(FromRocks(rocksdb::DB::Open(db_options, path_, families, &handles_, &db_), path_));
+  NEARDUP_RETURN_IF_ERROR(
+      FromRocks(rocksdb::DB::Open(db_options, path_, families, &handles_, &db_), path_));
   meta_ = handles_[1];
   tables_ = handles_[2];
   documents_ = handles_[3];
@@ -281,13 +299,15 @@ Status DiskIndexImpl::Init(const rocksdb::Options& options, bool create) {
   if (got.IsNotFound() && create) {
     rocksdb::WriteBatch batch;
     NEARDUP_RETURN_IF_ERROR(FromRocks(batch.Put(meta_, "format", kFormat), path_));
-    NEARDUP_RETURN_IF_ERROR(FromRocks(batch.Put(meta_, "design", DesignText(layout_.design())), path_));
+    NEARDUP_RETURN_IF_ERROR(
+        FromRocks(batch.Put(meta_, "design", DesignText(layout_.design())), path_));
     rocksdb::WriteOptions sync;
     sync.sync = true;
     NEARDUP_RETURN_IF_ERROR(FromRocks(db_->Write(sync, &batch), path_));
   } else if (!got.ok()) {
-    return got.IsNotFound() ? Status::InvalidArgument(path_ + " is not a neardup disk index (no format record)")
-                            : FromRocks(got, path_);
+    return got.IsNotFound()
+               ? Status::InvalidArgument(path_ + " is not a neardup disk index (no format record)")
+               : FromRocks(got, path_);
   } else if (format != kFormat) {
     return Status::InvalidArgument(path_ + " holds '" + format + "', not " + kFormat);
   }
@@ -299,34 +319,40 @@ Status DiskIndexImpl::Init(const rocksdb::Options& options, bool create) {
   return Status::OK();
 }
 
-Status DiskIndexImpl::BulkLoad(std::span<const uint64_t> ids, std::span<const uint64_t> fingerprints,
+Status DiskIndexImpl::BulkLoad(std::span<const uint64_t> ids,
+                               std::span<const uint64_t> fingerprints,
                                const std::function<void(int)>& progress) {
   std::lock_guard lock(write_mutex_);
   if (ids.size() != fingerprints.size()) {
     return Status::InvalidArgument("bulk load of " + std::to_string(ids.size()) + " ids and " +
                                    std::to_string(fingerprints.size()) + " fingerprints");
   }
-  if (size_.load() != 0) return Status::FailedPrecondition(path_ + ": bulk load needs an empty index");
+  if (size_.load() != 0)
+    return Status::FailedPrecondition(path_ + ": bulk load needs an empty index");
   {
     std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), documents_));
     it->SeekToFirst();
     if (it->Valid()) return Status::FailedPrecondition(path_ + ": bulk load needs an empty index");
   }
   const std::string scratch = path_ + "/bulk.sst";
-  const rocksdb::Options& options = options_;  // the files written are like the ones compactions write
-  auto write_sorted = [&](rocksdb::ColumnFamilyHandle* family, std::vector<std::pair<uint64_t, uint64_t>>& entries,
-                          auto&& make_key, bool with_value) -> Status {
+  const rocksdb::Options& options =
+      options_;  // the files written are like the ones compactions write
+  auto write_sorted = [&](rocksdb::ColumnFamilyHandle* family,
+                          std::vector<std::pair<uint64_t, uint64_t>>& entries, auto&& make_key,
+                          bool with_value) -> Status {
     std::sort(entries.begin(), entries.end());
     for (size_t i = 1; i < entries.size(); ++i) {
       if (!with_value && entries[i] == entries[i - 1]) {
-        return Status::InvalidArgument("bulk load: id " + std::to_string(entries[i].second) + " repeats");
+        return Status::InvalidArgument("bulk load: id " + std::to_string(entries[i].second) +
+                                       " repeats");
       }
     }
     rocksdb::SstFileWriter writer(rocksdb::EnvOptions(), options, family);
     NEARDUP_RETURN_IF_ERROR(FromRocks(writer.Open(scratch), path_));
     for (const auto& [a, b] : entries) {
       std::string key = make_key(a, b);
-      NEARDUP_RETURN_IF_ERROR(FromRocks(with_value ? writer.Put(key.substr(0, 8), key.substr(8)) : writer.Put(key, ""), path_));
+      NEARDUP_RETURN_IF_ERROR(FromRocks(
+          with_value ? writer.Put(key.substr(0, 8), key.substr(8)) : writer.Put(key, ""), path_));
     }
     NEARDUP_RETURN_IF_ERROR(FromRocks(writer.Finish(), path_));
     rocksdb::IngestExternalFileOptions ingest;
@@ -339,34 +365,41 @@ Status DiskIndexImpl::BulkLoad(std::span<const uint64_t> ids, std::span<const ui
   std::sort(entries.begin(), entries.end());
   for (size_t i = 1; i < entries.size(); ++i) {
     if (entries[i].first == entries[i - 1].first) {
-      return Status::InvalidArgument("bulk load: id " + std::to_string(entries[i].first) + " repeats");
+      return Status::InvalidArgument("bulk load: id " + std::to_string(entries[i].first) +
+                                     " repeats");
     }
   }
   if (!entries.empty()) {
-    NEARDUP_RETURN_IF_ERROR(write_sorted(documents_, entries, [](uint64_t id, uint64_t fingerprint) {
-      std::string key(16, '\0');
-      PutBig64(id, key.data());
-      std::memcpy(key.data() + 8, &fingerprint, 8);
-      return key;
-    }, true));
+    NEARDUP_RETURN_IF_ERROR(write_sorted(
+        documents_, entries,
+        [](uint64_t id, uint64_t fingerprint) {
+          std::string key(16, '\0');
+          PutBig64(id, key.data());
+          std::memcpy(key.data() + 8, &fingerprint, 8);
+          return key;
+        },
+        true));
   }
   for (int t = 0; t < layout_.tables() && !entries.empty(); ++t) {
     if (progress) progress(t);
-    for (size_t i = 0; i < ids.size(); ++i) entries[i] = {layout_.Permute(t, fingerprints[i]), ids[i]};
-    NEARDUP_RETURN_IF_ERROR(write_sorted(tables_, entries, [t](uint64_t permuted, uint64_t id) {
-      return TableKey(t, permuted, id);
-    }, false));
+    for (size_t i = 0; i < ids.size(); ++i)
+      entries[i] = {layout_.Permute(t, fingerprints[i]), ids[i]};
+    NEARDUP_RETURN_IF_ERROR(write_sorted(
+        tables_, entries, [t](uint64_t permuted, uint64_t id) { return TableKey(t, permuted, id); },
+        false));
   }
   rocksdb::WriteOptions sync;
   sync.sync = true;
-  NEARDUP_RETURN_IF_ERROR(FromRocks(db_->Put(sync, meta_, "count", std::to_string(ids.size())), path_));
+  NEARDUP_RETURN_IF_ERROR(
+      FromRocks(db_->Put(sync, meta_, "count", std::to_string(ids.size())), path_));
   size_ = ids.size();
   return Status::OK();
 }
 
 }  // namespace
 
-Result<std::unique_ptr<DiskSimhashIndex>> DiskSimhashIndex::Open(const std::string& path, const DiskIndexOptions& options) {
+Result<std::unique_ptr<DiskSimhashIndex>> DiskSimhashIndex::Open(const std::string& path,
+                                                                 const DiskIndexOptions& options) {
   std::error_code error;
   const bool exists = std::filesystem::exists(std::filesystem::path(path) / "CURRENT", error);
   if (!exists && !options.create_if_missing) return Status::NotFound(path + ": no disk index here");
@@ -391,14 +424,18 @@ Result<std::unique_ptr<DiskSimhashIndex>> DiskSimhashIndex::Open(const std::stri
     rocksdb::DB* probe = nullptr;
     std::vector<rocksdb::ColumnFamilyHandle*> handles;
     std::vector<rocksdb::ColumnFamilyDescriptor> families = {
-        {rocksdb::kDefaultColumnFamilyName, rocks}, {"meta", rocks}, {"tables", rocks}, {"documents", rocks}};
+        {rocksdb::kDefaultColumnFamilyName, rocks},
+        {"meta", rocks},
+        {"tables", rocks},
+        {"documents", rocks}};
     auto opened = rocksdb::DB::OpenForReadOnly(rocks, path, families, &handles, &probe);
     if (!opened.ok()) return FromRocks(opened, path);
     std::string text;
     auto got = probe->Get(rocksdb::ReadOptions(), handles[1], "design", &text);
     for (auto* handle : handles) probe->DestroyColumnFamilyHandle(handle);
     delete probe;
-    if (got.IsNotFound()) return Status::InvalidArgument(path + " is not a neardup disk index (no design record)");
+    if (got.IsNotFound())
+      return Status::InvalidArgument(path + " is not a neardup disk index (no design record)");
     if (!got.ok()) return FromRocks(got, path);
     auto parsed = ParseDesign(text);
     if (!parsed.ok()) return parsed.status().WithContext(path);

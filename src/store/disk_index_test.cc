@@ -28,8 +28,8 @@ std::vector<uint64_t> Codes(size_t n, uint64_t seed) {
   return codes;
 }
 
-void ExpectSameAsBruteForce(const DiskSimhashIndex& disk, const Index& brute, const std::vector<uint64_t>& queries,
-                            uint64_t tables = 4) {
+void ExpectSameAsBruteForce(const DiskSimhashIndex& disk, const Index& brute,
+                            const std::vector<uint64_t>& queries, uint64_t tables = 4) {
   for (int k = 0; k <= 3; ++k) {
     DiskQueryStats stats;
     for (uint64_t q : queries) {
@@ -79,7 +79,8 @@ TEST(DiskSimhashIndex, AnswersAsBruteForceAcrossBulkLoadInsertsRemovesAndReopen)
     // One process at a time: a second open of the folder is refused while this one holds it.
     auto second = DiskSimhashIndex::Open(path);
     ASSERT_FALSE(second.ok());
-    EXPECT_NE(second.status().message().find("in use"), std::string::npos) << second.status().ToString();
+    EXPECT_NE(second.status().message().find("in use"), std::string::npos)
+        << second.status().ToString();
   }
   DiskIndexOptions other;
   other.design = TableDesign::Even(5, 2);  // ignored: the index keeps its own design
@@ -87,7 +88,8 @@ TEST(DiskSimhashIndex, AnswersAsBruteForceAcrossBulkLoadInsertsRemovesAndReopen)
   ASSERT_TRUE(reopened.ok()) << reopened.status().ToString();
   EXPECT_EQ((*reopened)->Stats().size, brute->Stats().size);
   EXPECT_EQ((*reopened)->Stats().design, TableDesign::Even(4, 1).ToString());
-  ExpectSameAsBruteForce(**reopened, *brute, std::vector<uint64_t>(codes.begin() + 100, codes.begin() + 400));
+  ExpectSameAsBruteForce(**reopened, *brute,
+                         std::vector<uint64_t>(codes.begin() + 100, codes.begin() + 400));
 }
 
 TEST(DiskSimhashIndex, OtherDesignsAreExactToo) {
@@ -102,7 +104,8 @@ TEST(DiskSimhashIndex, OtherDesignsAreExactToo) {
     ASSERT_TRUE((*disk)->Insert(i, codes[i]).ok());
     ASSERT_TRUE(brute->Insert(i, codes[i]).ok());
   }
-  ExpectSameAsBruteForce(**disk, *brute, std::vector<uint64_t>(codes.begin(), codes.begin() + 300), 10);
+  ExpectSameAsBruteForce(**disk, *brute, std::vector<uint64_t>(codes.begin(), codes.begin() + 300),
+                         10);
 }
 
 TEST(DiskSimhashIndex, RefusesWhatIsNotAnIndex) {
@@ -119,7 +122,8 @@ TEST(DiskSimhashIndex, RefusesWhatIsNotAnIndex) {
   EXPECT_EQ(text, "my notes");
   DiskIndexOptions no_create;
   no_create.create_if_missing = false;
-  EXPECT_EQ(DiskSimhashIndex::Open(dir.Path("missing"), no_create).status().code(), Status::Code::kNotFound);
+  EXPECT_EQ(DiskSimhashIndex::Open(dir.Path("missing"), no_create).status().code(),
+            Status::Code::kNotFound);
   // A damaged CURRENT file: an error naming the folder, nothing rewritten.
   {
     auto disk = DiskSimhashIndex::Open(dir.Path("damaged"));
@@ -129,7 +133,8 @@ TEST(DiskSimhashIndex, RefusesWhatIsNotAnIndex) {
   std::ofstream(dir.Path("damaged/CURRENT"), std::ios::trunc) << "MANIFEST-999999\n";
   auto damaged = DiskSimhashIndex::Open(dir.Path("damaged"));
   ASSERT_FALSE(damaged.ok());
-  EXPECT_NE(damaged.status().message().find(dir.Path("damaged")), std::string::npos) << damaged.status().ToString();
+  EXPECT_NE(damaged.status().message().find(dir.Path("damaged")), std::string::npos)
+      << damaged.status().ToString();
   std::ifstream current(dir.Path("damaged/CURRENT"));
   std::getline(current, text);
   EXPECT_EQ(text, "MANIFEST-999999");

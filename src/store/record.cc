@@ -51,7 +51,8 @@ constexpr uint8_t kEmptyFlag = 1;
 
 std::string RowKey(uint64_t row) {
   std::string key(8, '\0');
-  for (int i = 0; i < 8; ++i) key[static_cast<size_t>(i)] = static_cast<char>((row >> (56 - 8 * i)) & 0xff);
+  for (int i = 0; i < 8; ++i)
+    key[static_cast<size_t>(i)] = static_cast<char>((row >> (56 - 8 * i)) & 0xff);
   return key;
 }
 
@@ -88,7 +89,8 @@ uint32_t SettingsStamp(std::string_view settings_line) {
   return XXH32(settings_line.data(), settings_line.size(), 0);
 }
 
-std::string EncodeDocument(std::string_view id, const Signature& signature, uint32_t settings_stamp) {
+std::string EncodeDocument(std::string_view id, const Signature& signature,
+                           uint32_t settings_stamp) {
   std::string out;
   out.reserve(24 + id.size() + signature.sketch.size() + 4 * signature.band_keys.size());
   out.push_back(static_cast<char>(kRecordVersion));
@@ -110,7 +112,8 @@ Status DecodeDocument(std::string_view record, uint32_t stamp, size_t sketch_byt
   const uint64_t version = reader.Fixed(1);
   const uint64_t flags = reader.Fixed(1);
   const uint64_t record_stamp = reader.Fixed(4);
-  if (reader.failed()) return Status::Corruption("document record of " + std::to_string(record.size()) + " bytes");
+  if (reader.failed())
+    return Status::Corruption("document record of " + std::to_string(record.size()) + " bytes");
   if (version != kRecordVersion) {
     return Status::Corruption("document record version " + std::to_string(version) + " (expected " +
                               std::to_string(kRecordVersion) + ")");
@@ -120,7 +123,8 @@ Status DecodeDocument(std::string_view record, uint32_t stamp, size_t sketch_byt
   }
   if (record_stamp != stamp) {
     return Status::Corruption("document record written under other settings (stamp " +
-                              std::to_string(record_stamp) + ", the store's is " + std::to_string(stamp) + ")");
+                              std::to_string(record_stamp) + ", the store's is " +
+                              std::to_string(stamp) + ")");
   }
   document->id = reader.Bytes(reader.Fixed(2));
   Signature& signature = document->signature;
@@ -135,15 +139,16 @@ Status DecodeDocument(std::string_view record, uint32_t stamp, size_t sketch_byt
   signature.sketch.assign(sketch.begin(), sketch.end());
   const uint64_t band_count = reader.Fixed(4);
   if (!reader.failed() && band_count != bands) {
-    return Status::Corruption("document record with " + std::to_string(band_count) + " band keys (expected " +
-                              std::to_string(bands) + ")");
+    return Status::Corruption("document record with " + std::to_string(band_count) +
+                              " band keys (expected " + std::to_string(bands) + ")");
   }
   signature.band_keys.resize(reader.failed() ? 0 : band_count);
   for (uint32_t& key : signature.band_keys) key = static_cast<uint32_t>(reader.Fixed(4));
   if (reader.failed()) return Status::Corruption("document record cut short");
   if (document->id.empty()) return Status::Corruption("document record with an empty id");
   if (reader.remaining() != 0) {
-    return Status::Corruption("document record with " + std::to_string(reader.remaining()) + " trailing bytes");
+    return Status::Corruption("document record with " + std::to_string(reader.remaining()) +
+                              " trailing bytes");
   }
   return Status::OK();
 }

@@ -42,7 +42,8 @@ std::optional<uint32_t> DecodeFixed32(std::string_view bytes);  // exactly 4 byt
 uint32_t SettingsStamp(std::string_view settings_line);
 
 // A document record: the id and signature of one row, stamped with its settings.
-std::string EncodeDocument(std::string_view id, const Signature& signature, uint32_t settings_stamp);
+std::string EncodeDocument(std::string_view id, const Signature& signature,
+                           uint32_t settings_stamp);
 
 struct DecodedDocument {
   std::string_view id;  // points into the record

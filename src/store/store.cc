@@ -22,14 +22,18 @@ Result<FsyncMode> ParseFsyncMode(std::string_view name) {
   if (name == "always") return FsyncMode::kAlways;
   if (name == "batch") return FsyncMode::kBatch;
   if (name == "never") return FsyncMode::kNever;
-  return Status::InvalidArgument("unknown fsync mode '" + std::string(name) + "' (always, batch or never)");
+  return Status::InvalidArgument("unknown fsync mode '" + std::string(name) +
+                                 "' (always, batch or never)");
 }
 
 std::string_view FsyncModeName(FsyncMode mode) {
   switch (mode) {
-    case FsyncMode::kAlways: return "always";
-    case FsyncMode::kBatch: return "batch";
-    case FsyncMode::kNever: return "never";
+    case FsyncMode::kAlways:
+      return "always";
+    case FsyncMode::kBatch:
+      return "batch";
+    case FsyncMode::kNever:
+      return "never";
   }
   return "?";
 }
@@ -146,7 +150,8 @@ Store::PendingWrite Store::ApplyGroup(std::span<Writer* const> group) {
       if (!result.inserted) continue;
       const uint64_t row = next_row++;
       if (put.ok()) {
-        put = batch.Put(rocks.documents, store::RowKey(row), store::EncodeDocument(document.id, document.signature, stamp));
+        put = batch.Put(rocks.documents, store::RowKey(row),
+                        store::EncodeDocument(document.id, document.signature, stamp));
       }
       if (put.ok()) put = batch.Put(rocks.ids, document.id, store::EncodeFixed64(row));
       rows[document.id] = row;
@@ -155,7 +160,8 @@ Store::PendingWrite Store::ApplyGroup(std::span<Writer* const> group) {
   }
   queue_->applied_row = next_row;
   pending.next_row = next_row;
-  if (!undo.empty() && put.ok()) put = batch.Put(rocks.meta, store::kNextRowKey, store::EncodeFixed64(next_row));
+  if (!undo.empty() && put.ok())
+    put = batch.Put(rocks.meta, store::kNextRowKey, store::EncodeFixed64(next_row));
   if (!put.ok()) pending.status = store::ToStatus(put, path_, "write");
   return pending;
 }
@@ -182,7 +188,8 @@ Status Store::CommitGroup(PendingWrite* pending) {
   return status;
 }
 
-Status Store::Insert(const SignedDocument& document, bool query, InsertPolicy policy, StoreInsertResult* result) {
+Status Store::Insert(const SignedDocument& document, bool query, InsertPolicy policy,
+                     StoreInsertResult* result) {
   std::vector<StoreInsertResult> results;
   Writer writer;
   writer.documents = std::span<const SignedDocument>(&document, 1);
@@ -202,7 +209,8 @@ Status Store::Insert(std::string_view id, std::string_view text) {
 
 Status Store::InsertSigned(std::string_view id, const Signature& signature) {
   StoreInsertResult result;
-  return Insert(SignedDocument{std::string(id), signature}, /*query=*/false, InsertPolicy::kAlways, &result);
+  return Insert(SignedDocument{std::string(id), signature}, /*query=*/false, InsertPolicy::kAlways,
+                &result);
 }
 
 Status Store::Remove(std::string_view id) {
@@ -211,21 +219,24 @@ Status Store::Remove(std::string_view id) {
   return Write(&writer);
 }
 
-Result<QueryAndInsertResult> Store::QueryAndInsert(std::string_view id, std::string_view text, InsertPolicy policy) {
+Result<QueryAndInsertResult> Store::QueryAndInsert(std::string_view id, std::string_view text,
+                                                   InsertPolicy policy) {
   auto signature = signer().Sign(text);
   if (!signature.ok()) return signature.status();
   return QueryAndInsertSigned(id, *signature, policy);
 }
 
-Result<QueryAndInsertResult> Store::QueryAndInsertSigned(std::string_view id, const Signature& signature,
+Result<QueryAndInsertResult> Store::QueryAndInsertSigned(std::string_view id,
+                                                         const Signature& signature,
                                                          InsertPolicy policy) {
   StoreInsertResult result;
-  NEARDUP_RETURN_IF_ERROR(Insert(SignedDocument{std::string(id), signature}, /*query=*/true, policy, &result));
+  NEARDUP_RETURN_IF_ERROR(
+      Insert(SignedDocument{std::string(id), signature}, /*query=*/true, policy, &result));
   return QueryAndInsertResult{std::move(result.matches), result.inserted};
 }
 
-Result<std::vector<StoreInsertResult>> Store::QueryAndInsertBatch(std::span<const SignedDocument> documents,
-                                                                  InsertPolicy policy) {
+Result<std::vector<StoreInsertResult>> Store::QueryAndInsertBatch(
+    std::span<const SignedDocument> documents, InsertPolicy policy) {
   std::vector<StoreInsertResult> results;
   Writer writer;
   writer.documents = documents;
@@ -236,7 +247,8 @@ Result<std::vector<StoreInsertResult>> Store::QueryAndInsertBatch(std::span<cons
   return results;
 }
 
-Result<std::vector<StoreInsertResult>> Store::InsertBatch(std::span<const SignedDocument> documents) {
+Result<std::vector<StoreInsertResult>> Store::InsertBatch(
+    std::span<const SignedDocument> documents) {
   std::vector<StoreInsertResult> results;
   Writer writer;
   writer.documents = documents;
@@ -245,9 +257,12 @@ Result<std::vector<StoreInsertResult>> Store::InsertBatch(std::span<const Signed
   return results;
 }
 
-Result<std::vector<OnlineMatch>> Store::Query(std::string_view text) const { return index_->Query(text); }
+Result<std::vector<OnlineMatch>> Store::Query(std::string_view text) const {
+  return index_->Query(text);
+}
 
-Result<std::vector<OnlineMatch>> Store::QuerySigned(const Signature& signature, OnlineQueryStats* stats) const {
+Result<std::vector<OnlineMatch>> Store::QuerySigned(const Signature& signature,
+                                                    OnlineQueryStats* stats) const {
   return index_->QuerySigned(signature, stats);
 }
 

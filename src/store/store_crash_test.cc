@@ -1,6 +1,7 @@
 // Kill -9 at random moments: a writer process (this program, run as a child) prints each id once
-// its write is acknowledged; the test kills it with SIGKILL, reopens the store and checks that every
-// acknowledged document is there with its signature. Rounds accumulate on one store per fsync mode.
+// its write is acknowledged; the test kills it with SIGKILL, reopens the store and checks that
+// every acknowledged document is there with its signature. Rounds accumulate on one store per fsync
+// mode.
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -29,8 +30,8 @@ std::string TextOf(const std::string& id) {
   return "document " + id + " " + neardup::testing::Join(neardup::testing::RandomWords(rng, 20));
 }
 
-// One line "ack ID" per acknowledged id, written whole by one write(2) (googletest's own lines, which
-// reach the pipe when a writer ends before its kill, are not acknowledgements).
+// One line "ack ID" per acknowledged id, written whole by one write(2) (googletest's own lines,
+// which reach the pipe when a writer ends before its kill, are not acknowledgements).
 void Acknowledge(const std::string& id) {
   const std::string line = "ack " + id + "\n";
   ASSERT_EQ(::write(1, line.data(), line.size()), static_cast<ssize_t>(line.size()));
@@ -93,7 +94,8 @@ TEST_P(StoreCrashTest, EveryAcknowledgedWriteSurvivesKill9) {
   std::set<std::string> acknowledged;
   int killed_before_any_ack = 0;
   for (int round = 0; round < rounds; ++round) {
-    const std::string spec = std::string(FsyncModeName(GetParam())) + ":" + std::to_string(round) + ":" + dir;
+    const std::string spec =
+        std::string(FsyncModeName(GetParam())) + ":" + std::to_string(round) + ":" + dir;
     pid_t pid = 0;
     FILE* out = store::testing::StartSelf("StoreCrashWriter.Write", kWriterVariable, spec, &pid);
     ASSERT_NE(out, nullptr);
@@ -118,7 +120,8 @@ TEST_P(StoreCrashTest, EveryAcknowledgedWriteSurvivesKill9) {
     while (std::fgets(line, sizeof line, out) != nullptr) {
       ASSERT_NE(std::strncmp(line, "OPEN FAILED", 11), 0) << line;
       const size_t size = std::strlen(line);
-      if (std::strncmp(line, "ack ", 4) != 0 || line[size - 1] != '\n') continue;  // a line cut by the kill is not one
+      if (std::strncmp(line, "ack ", 4) != 0 || line[size - 1] != '\n')
+        continue;  // a line cut by the kill is not one
       acknowledged.insert(std::string(line + 4, size - 5));
       ++lines;
     }
@@ -136,8 +139,8 @@ TEST_P(StoreCrashTest, EveryAcknowledgedWriteSurvivesKill9) {
     EXPECT_GE(store->Stats().index.documents, acknowledged.size());
   }
   EXPECT_GT(acknowledged.size(), 0u);
-  std::printf("%s: %d kills, %zu acknowledged documents, %d kills before any\n", FsyncModeName(GetParam()).data(),
-              rounds, acknowledged.size(), killed_before_any_ack);
+  std::printf("%s: %d kills, %zu acknowledged documents, %d kills before any\n",
+              FsyncModeName(GetParam()).data(), rounds, acknowledged.size(), killed_before_any_ack);
 }
 
 std::string ModeName(const ::testing::TestParamInfo<FsyncMode>& param) {
@@ -145,7 +148,8 @@ std::string ModeName(const ::testing::TestParamInfo<FsyncMode>& param) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Modes, StoreCrashTest,
-                         ::testing::Values(FsyncMode::kAlways, FsyncMode::kBatch, FsyncMode::kNever),
+                         ::testing::Values(FsyncMode::kAlways, FsyncMode::kBatch,
+                                           FsyncMode::kNever),
                          ModeName);
 
 }  // namespace

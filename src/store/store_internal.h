@@ -3,6 +3,8 @@
 #ifndef NEARDUP_SRC_STORE_STORE_INTERNAL_H_
 #define NEARDUP_SRC_STORE_STORE_INTERNAL_H_
 
+#include <rocksdb/write_batch.h>
+
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
@@ -14,8 +16,6 @@
 #include <vector>
 
 #include "neardup/store.h"
-#include <rocksdb/write_batch.h>
-
 #include "store/database.h"
 
 namespace neardup {

@@ -1,13 +1,13 @@
 // Store::Open: creating a store (in a sibling directory renamed into place, so that a crash leaves
 // either no store or a whole one) and reopening one (verified read-only first, so that a damaged
 // store is refused before anything in it is written).
+#include <fcntl.h>
 #include <rocksdb/env.h>
 #include <rocksdb/write_batch.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
-#include <fcntl.h>
 #include <filesystem>
 #include <system_error>
 
@@ -60,9 +60,11 @@ Status CreateStore(const std::string& dir, const std::string& settings) {
   fs::remove_all(staging, error);  // our own pid's leftover only
   {
     store::Database database;
-    NEARDUP_RETURN_IF_ERROR(store::OpenDatabase(staging.string(), /*read_only=*/false, /*create=*/true, &database));
+    NEARDUP_RETURN_IF_ERROR(
+        store::OpenDatabase(staging.string(), /*read_only=*/false, /*create=*/true, &database));
     rocksdb::WriteBatch batch;
-    rocksdb::Status put = batch.Put(database.meta, store::kFormatVersionKey, store::EncodeFixed32(store::kFormatVersion));
+    rocksdb::Status put = batch.Put(database.meta, store::kFormatVersionKey,
+                                    store::EncodeFixed32(store::kFormatVersion));
     if (put.ok()) put = batch.Put(database.meta, store::kSettingsKey, settings);
     if (put.ok()) put = batch.Put(database.meta, store::kNextRowKey, store::EncodeFixed64(0));
     rocksdb::WriteOptions sync;
@@ -79,7 +81,8 @@ Status CreateStore(const std::string& dir, const std::string& settings) {
   fs::rename(staging, target, error);
   if (error) {
     fs::remove_all(staging);
-    if (error == std::errc::directory_not_empty || error == std::errc::file_exists) return Status::OK();
+    if (error == std::errc::directory_not_empty || error == std::errc::file_exists)
+      return Status::OK();
     return Status::IOError(dir + ": cannot create the store: " + error.message());
   }
   return SyncDirectory(parent);
@@ -92,7 +95,8 @@ class LockHold {
   Status Acquire(const std::string& dir) {
     const std::string lock_path = (fs::path(dir) / "LOCK").string();
     std::error_code error;
-    if (!fs::exists(lock_path, error)) return Status::OK();  // never create a file in a store we refuse
+    if (!fs::exists(lock_path, error))
+      return Status::OK();  // never create a file in a store we refuse
     const rocksdb::Status status = rocksdb::Env::Default()->LockFile(lock_path, &lock_);
     if (!status.ok()) return store::ToStatus(status, dir, "lock");
     return Status::OK();
@@ -107,12 +111,15 @@ class LockHold {
   rocksdb::FileLock* lock_ = nullptr;
 };
 
-Result<std::string> ReadMeta(const store::Database& database, const std::string& dir, std::string_view key) {
+Result<std::string> ReadMeta(const store::Database& database, const std::string& dir,
+                             std::string_view key) {
   std::string value;
-  const rocksdb::Status status = database.db->Get(rocksdb::ReadOptions(), database.meta, key, &value);
+  const rocksdb::Status status =
+      database.db->Get(rocksdb::ReadOptions(), database.meta, key, &value);
   if (status.IsNotFound()) {
-    return Status::Corruption(dir + ": no " + std::string(key) +
-                              " in the meta record: not a neardup store, or a damaged one; nothing was changed");
+    return Status::Corruption(
+        dir + ": no " + std::string(key) +
+        " in the meta record: not a neardup store, or a damaged one; nothing was changed");
   }
   if (!status.ok()) return store::ToStatus(status, dir, "read meta");
   return value;
@@ -150,7 +157,8 @@ Result<StoredMeta> ReadStoredMeta(const store::Database& database, const std::st
 }
 
 // Inserts every document record of the database into the index, in row order.
-Status LoadDocuments(const store::Database& database, const std::string& dir, uint64_t next_row, OnlineIndex* index) {
+Status LoadDocuments(const store::Database& database, const std::string& dir, uint64_t next_row,
+                     OnlineIndex* index) {
   const DocumentSigner& signer = index->signer();
   const uint32_t stamp = store::SettingsStamp(signer.settings());
   rocksdb::ReadOptions read;
@@ -159,12 +167,14 @@ Status LoadDocuments(const store::Database& database, const std::string& dir, ui
   std::unique_ptr<rocksdb::Iterator> it(database.db->NewIterator(read, database.documents));
   store::DecodedDocument document;
   for (it->SeekToFirst(); it->Valid(); it->Next()) {
-    const std::optional<uint64_t> row = store::ParseRowKey(std::string_view(it->key().data(), it->key().size()));
+    const std::optional<uint64_t> row =
+        store::ParseRowKey(std::string_view(it->key().data(), it->key().size()));
     if (!row || *row >= next_row) {
-      return Status::Corruption(dir + ": a document key outside the rows handed out; nothing was changed");
+      return Status::Corruption(
+          dir + ": a document key outside the rows handed out; nothing was changed");
     }
-    Status status = store::DecodeDocument(std::string_view(it->value().data(), it->value().size()), stamp,
-                                          signer.sketch_bytes(), signer.bands(), &document);
+    Status status = store::DecodeDocument(std::string_view(it->value().data(), it->value().size()),
+                                          stamp, signer.sketch_bytes(), signer.bands(), &document);
     if (status.ok()) status = index->InsertSigned(document.id, document.signature);
     if (!status.ok()) {
       return Status::Corruption(dir + ": row " + std::to_string(*row) + ": " + status.message() +
@@ -190,11 +200,13 @@ Result<std::unique_ptr<Store>> Store::Open(const std::string& dir, const StoreOp
     case DirectoryKind::kNotDirectory:
       return Status::FailedPrecondition(dir + " is not a directory (a store is a directory)");
     case DirectoryKind::kOther:
-      return Status::Corruption(dir + " is not a neardup store (no CURRENT file); nothing was changed");
+      return Status::Corruption(dir +
+                                " is not a neardup store (no CURRENT file); nothing was changed");
     case DirectoryKind::kMissing:
     case DirectoryKind::kEmpty:
       if (!options.create_if_missing) return Status::NotFound(dir + ": no store there");
-      NEARDUP_RETURN_IF_ERROR(CreateStore(dir, SettingsLine(given ? *given : *ResolveMethodOptions(MethodOptions{}))));
+      NEARDUP_RETURN_IF_ERROR(
+          CreateStore(dir, SettingsLine(given ? *given : *ResolveMethodOptions(MethodOptions{}))));
       break;
     case DirectoryKind::kStore:
       break;
@@ -207,13 +219,15 @@ Result<std::unique_ptr<Store>> Store::Open(const std::string& dir, const StoreOp
   uint64_t next_row = 0;
   {
     store::Database database;
-    NEARDUP_RETURN_IF_ERROR(store::OpenDatabase(dir, /*read_only=*/true, /*create=*/false, &database));
+    NEARDUP_RETURN_IF_ERROR(
+        store::OpenDatabase(dir, /*read_only=*/true, /*create=*/false, &database));
     auto meta = ReadStoredMeta(database, dir);
     if (!meta.ok()) return meta.status();
     if (given) {
       const std::string difference =
           DescribeSettingsDifference(SettingsLine(*given), meta->settings, "given", "in the store");
-      if (!difference.empty()) return Status::FailedPrecondition(dir + ": settings differ: " + difference);
+      if (!difference.empty())
+        return Status::FailedPrecondition(dir + ": settings differ: " + difference);
     }
     OnlineIndexOptions index_options;
     index_options.method = meta->method;
@@ -222,7 +236,8 @@ Result<std::unique_ptr<Store>> Store::Open(const std::string& dir, const StoreOp
     if (!created.ok()) return created.status().WithContext(dir);
     index = std::move(*created);
     if (index->signer().settings() != meta->settings) {
-      return Status::Corruption(dir + ": the settings line does not read back as written: " + meta->settings);
+      return Status::Corruption(
+          dir + ": the settings line does not read back as written: " + meta->settings);
     }
     NEARDUP_RETURN_IF_ERROR(LoadDocuments(database, dir, meta->next_row, index.get()));
     next_row = meta->next_row;
@@ -231,7 +246,8 @@ Result<std::unique_ptr<Store>> Store::Open(const std::string& dir, const StoreOp
 
   std::unique_ptr<Store> store(new Store(dir, options.fsync));
   store->db_ = std::make_unique<Database>();
-  NEARDUP_RETURN_IF_ERROR(store::OpenDatabase(dir, /*read_only=*/false, /*create=*/false, &store->db_->rocks));
+  NEARDUP_RETURN_IF_ERROR(
+      store::OpenDatabase(dir, /*read_only=*/false, /*create=*/false, &store->db_->rocks));
   store->index_ = std::move(index);
   store->queue_->next_row = next_row;
   store->queue_->applied_row = next_row;

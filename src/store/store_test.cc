@@ -40,13 +40,16 @@ TEST(StoreRecordTest, RoundTripAndDamage) {
   EXPECT_EQ(store::DecodeDocument(record, 43, 3, 2, &decoded).code(), Status::Code::kCorruption);
   EXPECT_EQ(store::DecodeDocument(record, 42, 4, 2, &decoded).code(), Status::Code::kCorruption);
   for (size_t cut = 0; cut < record.size(); ++cut) {
-    EXPECT_EQ(store::DecodeDocument(record.substr(0, cut), 42, 3, 2, &decoded).code(), Status::Code::kCorruption)
+    EXPECT_EQ(store::DecodeDocument(record.substr(0, cut), 42, 3, 2, &decoded).code(),
+              Status::Code::kCorruption)
         << cut;
   }
-  EXPECT_EQ(store::DecodeDocument(record + "x", 42, 3, 2, &decoded).code(), Status::Code::kCorruption);
+  EXPECT_EQ(store::DecodeDocument(record + "x", 42, 3, 2, &decoded).code(),
+            Status::Code::kCorruption);
   std::string bad_version = record;
   bad_version[0] = 9;
-  EXPECT_EQ(store::DecodeDocument(bad_version, 42, 3, 2, &decoded).code(), Status::Code::kCorruption);
+  EXPECT_EQ(store::DecodeDocument(bad_version, 42, 3, 2, &decoded).code(),
+            Status::Code::kCorruption);
   // Row keys sort as rows.
   EXPECT_LT(store::RowKey(255), store::RowKey(256));
   EXPECT_EQ(store::ParseRowKey(store::RowKey(0x0102030405060708ULL)), 0x0102030405060708ULL);
@@ -74,7 +77,8 @@ TEST_P(StoreMethodTest, ReopenGivesTheSameIndex) {
   {
     auto store = MustOpen(dir, Options());
     for (size_t i = 0; i < corpus.size(); ++i) {
-      auto result = store->QueryAndInsert(corpus.id(i), corpus.text(i), i % 3 ? InsertPolicy::kIfNew : InsertPolicy::kAlways);
+      auto result = store->QueryAndInsert(corpus.id(i), corpus.text(i),
+                                          i % 3 ? InsertPolicy::kIfNew : InsertPolicy::kAlways);
       ASSERT_TRUE(result.ok()) << result.status().ToString();
     }
     for (size_t i = 0; i < corpus.size(); i += 7) {
@@ -105,14 +109,16 @@ TEST_P(StoreMethodTest, ReopenGivesTheSameIndex) {
   store.reset();
   store = MustOpen(dir, StoreOptions());
   EXPECT_TRUE(store->Contains("late"));
-  EXPECT_EQ(*store->Get("late"), *store->signer().Sign("a late document that nobody has seen before today"));
+  EXPECT_EQ(*store->Get("late"),
+            *store->signer().Sign("a late document that nobody has seen before today"));
 }
 
 std::string MethodName(const ::testing::TestParamInfo<DedupMethod>& param) {
   return std::string(DedupMethodName(param.param));
 }
 
-INSTANTIATE_TEST_SUITE_P(Methods, StoreMethodTest, ::testing::Values(DedupMethod::kAccurate, DedupMethod::kSimhash),
+INSTANTIATE_TEST_SUITE_P(Methods, StoreMethodTest,
+                         ::testing::Values(DedupMethod::kAccurate, DedupMethod::kSimhash),
                          MethodName);
 
 TEST(StoreTest, SettingsThatDifferAreRefused) {
@@ -126,7 +132,8 @@ TEST(StoreTest, SettingsThatDifferAreRefused) {
   ASSERT_FALSE(refused.ok());
   EXPECT_EQ(refused.status().code(), Status::Code::kFailedPrecondition);
   EXPECT_NE(refused.status().message().find(dir), std::string::npos) << refused.status().message();
-  EXPECT_NE(refused.status().message().find("threshold 0.7 given, 0.8 in the store"), std::string::npos)
+  EXPECT_NE(refused.status().message().find("threshold 0.7 given, 0.8 in the store"),
+            std::string::npos)
       << refused.status().message();
   other.method->method = DedupMethod::kSimhash;
   EXPECT_EQ(Store::Open(dir, other).status().code(), Status::Code::kFailedPrecondition);
@@ -163,7 +170,8 @@ TEST(StoreTest, SecondOpenInTheSameProcessIsRefused) {
   auto second = Store::Open(dir, StoreOptions());
   ASSERT_FALSE(second.ok());
   EXPECT_EQ(second.status().code(), Status::Code::kFailedPrecondition);
-  EXPECT_NE(second.status().message().find(dir + " is in use by another process"), std::string::npos)
+  EXPECT_NE(second.status().message().find(dir + " is in use by another process"),
+            std::string::npos)
       << second.status().message();
   first.reset();
   EXPECT_TRUE(Store::Open(dir, StoreOptions()).ok());
@@ -181,10 +189,12 @@ TEST(StoreTest, SecondOpenInAnotherProcessIsRefused) {
   neardup::testing::TempDir temp;
   const std::string dir = temp.Path("store");
   auto first = MustOpen(dir, StoreOptions());
-  const std::string output = store::testing::RunSelf("StoreChildTest.OpenAndReport", "NEARDUP_STORE_TEST_OPEN", dir);
+  const std::string output =
+      store::testing::RunSelf("StoreChildTest.OpenAndReport", "NEARDUP_STORE_TEST_OPEN", dir);
   EXPECT_NE(output.find(dir + " is in use by another process"), std::string::npos) << output;
   first.reset();
-  EXPECT_NE(store::testing::RunSelf("StoreChildTest.OpenAndReport", "NEARDUP_STORE_TEST_OPEN", dir).find("opened"),
+  EXPECT_NE(store::testing::RunSelf("StoreChildTest.OpenAndReport", "NEARDUP_STORE_TEST_OPEN", dir)
+                .find("opened"),
             std::string::npos);
 }
 
@@ -197,7 +207,8 @@ class DamagedStoreTest : public ::testing::Test {
     // Twice reopened: the first reopen flushes the log into table files.
     for (int round = 0; round < 2; ++round) {
       auto store = MustOpen(dir_, StoreOptions());
-      for (size_t i = round; i < corpus.size(); i += 2) ASSERT_TRUE(store->Insert(corpus.id(i), corpus.text(i)).ok());
+      for (size_t i = round; i < corpus.size(); i += 2)
+        ASSERT_TRUE(store->Insert(corpus.id(i), corpus.text(i)).ok());
     }
     MustOpen(dir_, StoreOptions());
   }
@@ -205,7 +216,8 @@ class DamagedStoreTest : public ::testing::Test {
   std::vector<std::string> FilesStartingWith(const std::string& prefix) const {
     std::vector<std::string> found;
     for (const auto& entry : fs::directory_iterator(dir_)) {
-      if (entry.path().filename().string().starts_with(prefix)) found.push_back(entry.path().string());
+      if (entry.path().filename().string().starts_with(prefix))
+        found.push_back(entry.path().string());
     }
     return found;
   }
@@ -226,7 +238,8 @@ class DamagedStoreTest : public ::testing::Test {
       auto store = Store::Open(dir_, StoreOptions());
       ASSERT_FALSE(store.ok()) << why;
       const Status& status = store.status();
-      EXPECT_TRUE(status.code() == Status::Code::kCorruption || status.code() == Status::Code::kIOError)
+      EXPECT_TRUE(status.code() == Status::Code::kCorruption ||
+                  status.code() == Status::Code::kIOError)
           << why << ": " << status.ToString();
       EXPECT_NE(status.message().find(dir_), std::string::npos) << why << ": " << status.ToString();
       EXPECT_EQ(FileContents(dir_), before) << why;
@@ -267,8 +280,10 @@ TEST_F(DamagedStoreTest, MetaRecordDeletedOrFromTheFuture) {
   {
     store::Database database;
     ASSERT_TRUE(store::OpenDatabase(dir_, false, false, &database).ok());
-    ASSERT_TRUE(database.db->Put(rocksdb::WriteOptions(), database.meta, store::kFormatVersionKey,
-                                 store::EncodeFixed32(2)).ok());
+    ASSERT_TRUE(database.db
+                    ->Put(rocksdb::WriteOptions(), database.meta, store::kFormatVersionKey,
+                          store::EncodeFixed32(2))
+                    .ok());
   }
   ExpectRefusedUnchanged("format version 2");
   auto store = Store::Open(dir_, StoreOptions());
@@ -277,7 +292,8 @@ TEST_F(DamagedStoreTest, MetaRecordDeletedOrFromTheFuture) {
   {
     store::Database database;
     ASSERT_TRUE(store::OpenDatabase(dir_, false, false, &database).ok());
-    ASSERT_TRUE(database.db->Delete(rocksdb::WriteOptions(), database.meta, store::kFormatVersionKey).ok());
+    ASSERT_TRUE(
+        database.db->Delete(rocksdb::WriteOptions(), database.meta, store::kFormatVersionKey).ok());
   }
   ExpectRefusedUnchanged("no meta record");
 }
@@ -286,13 +302,15 @@ TEST(StoreTest, CheckpointOpensAsTheSameStore) {
   neardup::testing::TempDir temp;
   const Corpus corpus(100, 3);
   auto store = MustOpen(temp.Path("store"), StoreOptions());
-  for (size_t i = 0; i < corpus.size(); ++i) ASSERT_TRUE(store->Insert(corpus.id(i), corpus.text(i)).ok());
+  for (size_t i = 0; i < corpus.size(); ++i)
+    ASSERT_TRUE(store->Insert(corpus.id(i), corpus.text(i)).ok());
   ASSERT_TRUE(store->Checkpoint(temp.Path("copy")).ok());
   ASSERT_TRUE(store->Insert("after", "written after the checkpoint was taken").ok());
   auto copy = MustOpen(temp.Path("copy"), StoreOptions());
   EXPECT_EQ(copy->Stats().index.documents, corpus.size());
   EXPECT_FALSE(copy->Contains("after"));
-  for (size_t i = 0; i < corpus.size(); i += 9) EXPECT_EQ(*copy->Query(corpus.text(i)), *store->Query(corpus.text(i)));
+  for (size_t i = 0; i < corpus.size(); i += 9)
+    EXPECT_EQ(*copy->Query(corpus.text(i)), *store->Query(corpus.text(i)));
   EXPECT_FALSE(store->Checkpoint(temp.Path("copy")).ok());  // exists
 }
 
@@ -310,7 +328,8 @@ TEST(StoreTest, ConcurrentQueryAndInsertKeepsOneOfEachPair) {
     for (int copy = 0; copy < 2; ++copy) {
       threads.emplace_back([&, copy] {
         for (size_t i = 0; i < corpus.size(); ++i) {
-          auto result = store->QueryAndInsert(corpus.id(i) + "-" + std::to_string(copy), corpus.text(i), InsertPolicy::kIfNew);
+          auto result = store->QueryAndInsert(corpus.id(i) + "-" + std::to_string(copy),
+                                              corpus.text(i), InsertPolicy::kIfNew);
           ASSERT_TRUE(result.ok());
           inserted += result->inserted;
         }
@@ -319,7 +338,8 @@ TEST(StoreTest, ConcurrentQueryAndInsertKeepsOneOfEachPair) {
     // A batch of its own at the same time: documents that match nothing of the corpus.
     std::vector<SignedDocument> batch;
     for (int i = 0; i < 50; ++i) {
-      const std::string text = "batch document number " + std::to_string(i) + " zz" + std::to_string(i * 7919) + " qq";
+      const std::string text =
+          "batch document number " + std::to_string(i) + " zz" + std::to_string(i * 7919) + " qq";
       batch.push_back({"batch-" + std::to_string(i), *store->signer().Sign(text)});
     }
     auto results = store->InsertBatch(batch);
@@ -355,11 +375,14 @@ TEST(StoreTest, ConcurrentInsertsAndRemovesAgreeAfterReopen) {
   }
   for (auto& thread : threads) thread.join();
   std::map<std::string, Signature> before, after;
-  store->ForEach([&](std::string_view id, const Signature& signature) { before[std::string(id)] = signature; });
+  store->ForEach([&](std::string_view id, const Signature& signature) {
+    before[std::string(id)] = signature;
+  });
   EXPECT_EQ(before.size(), 200u);
   store.reset();
   store = MustOpen(temp.Path("store"), StoreOptions());
-  store->ForEach([&](std::string_view id, const Signature& signature) { after[std::string(id)] = signature; });
+  store->ForEach(
+      [&](std::string_view id, const Signature& signature) { after[std::string(id)] = signature; });
   EXPECT_EQ(after, before);
   EXPECT_EQ(store->Stats().next_row, 300u);
 }

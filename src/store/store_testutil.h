@@ -73,7 +73,8 @@ inline std::unique_ptr<Store> MustOpen(const std::string& dir, const StoreOption
 // child's standard output is read from the returned pipe and its pid given in *pid.
 // Everything the child needs is prepared before fork: the parent has threads (RocksDB's), so the
 // child calls only async-signal-safe functions before exec.
-inline FILE* StartSelf(const std::string& test, const std::string& name, const std::string& value, pid_t* pid) {
+inline FILE* StartSelf(const std::string& test, const std::string& name, const std::string& value,
+                       pid_t* pid) {
   const std::string filter = "--gtest_filter=" + test;
   const std::string brief = "--gtest_brief=1";
   const std::string program = "store_test_child";
@@ -100,7 +101,8 @@ inline FILE* StartSelf(const std::string& test, const std::string& name, const s
 }
 
 // Runs the test as a child to its end; its standard output.
-inline std::string RunSelf(const std::string& test, const std::string& name, const std::string& value) {
+inline std::string RunSelf(const std::string& test, const std::string& name,
+                           const std::string& value) {
   pid_t pid = 0;
   FILE* out = StartSelf(test, name, value, &pid);
   if (out == nullptr) return "";

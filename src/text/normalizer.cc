@@ -109,7 +109,8 @@ Status StreamNormalizer::Process(std::string_view data, bool final, std::string*
     valid = scratch_;
   }
 
-  // 2. Hold back the last characters that a later piece could still combine with: everything from the
+  // 2. Hold back the last characters that a later piece could still combine with: everything from
+  // the
   //    last code point that has a normalisation boundary before it.
   size_t cut = valid.size();
   if (!final && normalize_) {
@@ -122,7 +123,9 @@ Status StreamNormalizer::Process(std::string_view data, bool final, std::string*
       char32_t cp = 0;
       DecodeUtf8(v + start, v + i, &cp);
       i = start;
-      if (cp < 0x80 || (normalizer != nullptr && normalizer->hasBoundaryBefore(static_cast<UChar32>(cp)))) break;
+      if (cp < 0x80 ||
+          (normalizer != nullptr && normalizer->hasBoundaryBefore(static_cast<UChar32>(cp))))
+        break;
       if (valid.size() - i > kMaxHeldBack) break;
     }
     cut = i;
@@ -147,8 +150,8 @@ void StreamNormalizer::Normalize(std::string_view valid, std::string* out) const
   const auto* end = begin + valid.size();
   const unsigned char* p = begin;
   while (p < end) {
-    // ASCII run: lower-case it here, except its last byte when non-ASCII text follows (a combining mark
-    // may attach to it, so ICU must see it).
+    // ASCII run: lower-case it here, except its last byte when non-ASCII text follows (a combining
+    // mark may attach to it, so ICU must see it).
     const unsigned char* ascii_end = p + AsciiPrefixLength(p, end);
     const unsigned char* copy_end = (ascii_end < end && ascii_end > p) ? ascii_end - 1 : ascii_end;
     const size_t run = static_cast<size_t>(copy_end - p);
@@ -164,12 +167,14 @@ void StreamNormalizer::Normalize(std::string_view valid, std::string* out) const
     icu::StringByteSink<std::string> sink(out);
     UErrorCode error = U_ZERO_ERROR;
     if (normalizer != nullptr) {
-      normalizer->normalizeUTF8(0, icu::StringPiece(reinterpret_cast<const char*>(copy_end),
-                                                    static_cast<int32_t>(segment_end - copy_end)),
+      normalizer->normalizeUTF8(0,
+                                icu::StringPiece(reinterpret_cast<const char*>(copy_end),
+                                                 static_cast<int32_t>(segment_end - copy_end)),
                                 sink, nullptr, error);
     }
     if (normalizer == nullptr || U_FAILURE(error)) {
-      out->append(reinterpret_cast<const char*>(copy_end), static_cast<size_t>(segment_end - copy_end));
+      out->append(reinterpret_cast<const char*>(copy_end),
+                  static_cast<size_t>(segment_end - copy_end));
     }
     p = segment_end;
   }

@@ -19,10 +19,10 @@ class StreamNormalizer {
 
   void Reset();
 
-  // Checks and normalises the next piece of the document, appending finished text to *out. Bytes that a
-  // later piece could still change (an incomplete UTF-8 sequence at the end, characters that may combine
-  // with what follows) are held back until the next call or Finish(). The output does not depend on
-  // how the document is cut into pieces.
+  // Checks and normalises the next piece of the document, appending finished text to *out. Bytes
+  // that a later piece could still change (an incomplete UTF-8 sequence at the end, characters that
+  // may combine with what follows) are held back until the next call or Finish(). The output does
+  // not depend on how the document is cut into pieces.
   Status Update(std::string_view piece, std::string* out);
 
   // Flushes what was held back. An incomplete sequence at the very end is invalid.
@@ -37,9 +37,9 @@ class StreamNormalizer {
 
   const bool normalize_;
   const InvalidUtf8 invalid_utf8_;
-  std::string pending_;     // held back from the previous call
-  std::string scratch_;     // cleaned copy of the input when it had invalid bytes
-  uint64_t consumed_ = 0;   // document bytes before pending_
+  std::string pending_;    // held back from the previous call
+  std::string scratch_;    // cleaned copy of the input when it had invalid bytes
+  uint64_t consumed_ = 0;  // document bytes before pending_
   uint64_t replaced_ = 0;
 };
 

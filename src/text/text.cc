@@ -22,7 +22,8 @@ bool InCjkScript(UChar32 c) {
   UErrorCode error = U_ZERO_ERROR;
   UScriptCode script = uscript_getScript(c, &error);
   if (U_FAILURE(error)) return false;
-  if (script == USCRIPT_HAN || script == USCRIPT_HIRAGANA || script == USCRIPT_KATAKANA) return true;
+  if (script == USCRIPT_HAN || script == USCRIPT_HIRAGANA || script == USCRIPT_KATAKANA)
+    return true;
   if (script == USCRIPT_COMMON || script == USCRIPT_INHERITED) {
     return uscript_hasScript(c, USCRIPT_HIRAGANA) || uscript_hasScript(c, USCRIPT_KATAKANA) ||
            uscript_hasScript(c, USCRIPT_HAN);
@@ -54,7 +55,8 @@ AsciiMasks ClassifyBlock(const unsigned char* p, size_t n) {
                                            _mm_cmplt_epi8(folded, _mm_set1_epi8('z' + 1)));
       const auto shift = static_cast<unsigned>(16 * i);
       m.letter |= static_cast<uint64_t>(static_cast<uint16_t>(_mm_movemask_epi8(letter))) << shift;
-      m.word |= static_cast<uint64_t>(static_cast<uint16_t>(_mm_movemask_epi8(_mm_or_si128(letter, digit))))
+      m.word |= static_cast<uint64_t>(
+                    static_cast<uint16_t>(_mm_movemask_epi8(_mm_or_si128(letter, digit))))
                 << shift;
       m.non_ascii |= static_cast<uint64_t>(static_cast<uint16_t>(_mm_movemask_epi8(v))) << shift;
     }

@@ -1,14 +1,15 @@
+#include "neardup/text.h"
+
 #include <gtest/gtest.h>
 #include <unicode/normalizer2.h>
-#include <unicode/unistr.h>
-#include <unicode/ustring.h>
 #include <unicode/uchar.h>
+#include <unicode/unistr.h>
 #include <unicode/uscript.h>
+#include <unicode/ustring.h>
 #include <unicode/utf8.h>
 
 #include <random>
 
-#include "neardup/text.h"
 #include "testutil.h"
 #include "text/normalizer.h"
 
@@ -42,11 +43,11 @@ TEST(Utf8Test, FindsFirstInvalidByte) {
   EXPECT_EQ(FindInvalidUtf8("plain ascii"), 11u);
   EXPECT_EQ(FindInvalidUtf8("\xE4\xB8\xAD\xE6\x96\x87 \xF0\x9F\x98\x80"), 11u);
   EXPECT_EQ(FindInvalidUtf8("ab\xFF"), 2u);
-  EXPECT_EQ(FindInvalidUtf8("ab\xC0\x80"), 2u);          // overlong
-  EXPECT_EQ(FindInvalidUtf8("abc\xED\xA0\x80"), 3u);     // surrogate
-  EXPECT_EQ(FindInvalidUtf8("\xF4\x90\x80\x80"), 0u);    // above U+10FFFF
-  EXPECT_EQ(FindInvalidUtf8("12345678\xE4\xB8"), 8u);    // truncated at the end
-  EXPECT_EQ(FindInvalidUtf8("\x80"), 0u);                // lone continuation byte
+  EXPECT_EQ(FindInvalidUtf8("ab\xC0\x80"), 2u);        // overlong
+  EXPECT_EQ(FindInvalidUtf8("abc\xED\xA0\x80"), 3u);   // surrogate
+  EXPECT_EQ(FindInvalidUtf8("\xF4\x90\x80\x80"), 0u);  // above U+10FFFF
+  EXPECT_EQ(FindInvalidUtf8("12345678\xE4\xB8"), 8u);  // truncated at the end
+  EXPECT_EQ(FindInvalidUtf8("\x80"), 0u);              // lone continuation byte
 }
 
 TEST(Utf8Test, ReplacementCountMatchesIcu) {
@@ -62,13 +63,20 @@ TEST(Utf8Test, ReplacementCountMatchesIcu) {
 }
 
 TEST(NormalizeTest, KnownForms) {
-  EXPECT_EQ(*NormalizeText("\xEF\xBC\xA1\xEF\xBC\xA2\xEF\xBC\xA3\xEF\xBC\x91\xEF\xBC\x92"), "abc12");
-  EXPECT_EQ(*NormalizeText("Stra\xC3\x9F" "e"), "strasse");                 // case folding
-  EXPECT_EQ(*NormalizeText("caf" "e\xCC\x81"), "caf\xC3\xA9");              // composition
-  EXPECT_EQ(*NormalizeText("\xEF\xAC\x81" "ne"), "fine");                   // ligature
-  EXPECT_EQ(*NormalizeText("zero\xE2\x80\x8Bwidth"), "zerowidth");         // default ignorable
-  EXPECT_EQ(*NormalizeText("\xE3\x80\x80"), " ");                           // ideographic space
-  EXPECT_EQ(*NormalizeText("\xE2\x84\xAA"), "k");                           // Kelvin sign
+  EXPECT_EQ(*NormalizeText("\xEF\xBC\xA1\xEF\xBC\xA2\xEF\xBC\xA3\xEF\xBC\x91\xEF\xBC\x92"),
+            "abc12");
+  EXPECT_EQ(*NormalizeText("Stra\xC3\x9F"
+                           "e"),
+            "strasse");  // case folding
+  EXPECT_EQ(*NormalizeText("caf"
+                           "e\xCC\x81"),
+            "caf\xC3\xA9");  // composition
+  EXPECT_EQ(*NormalizeText("\xEF\xAC\x81"
+                           "ne"),
+            "fine");                                                // ligature
+  EXPECT_EQ(*NormalizeText("zero\xE2\x80\x8Bwidth"), "zerowidth");  // default ignorable
+  EXPECT_EQ(*NormalizeText("\xE3\x80\x80"), " ");                   // ideographic space
+  EXPECT_EQ(*NormalizeText("\xE2\x84\xAA"), "k");                   // Kelvin sign
   EXPECT_EQ(*NormalizeText("MiXeD ASCII 123"), "mixed ascii 123");
 }
 
@@ -135,8 +143,9 @@ TEST(NormalizeTest, TruncatedSequenceAtEndIsInvalid) {
 }
 
 TEST(TokenizeTest, MixedScripts) {
-  auto tokens = Tokenize("hello, world 42 \xE4\xB8\xAD\xE6\x96\x87\xE3\x80\x82\xE3\x83\x86\xE3\x82\xB9"
-                         "\xE3\x83\x88 abc123 caf\xC3\xA9 \xD0\xBC\xD0\xB8\xD1\x80");
+  auto tokens = Tokenize(
+      "hello, world 42 \xE4\xB8\xAD\xE6\x96\x87\xE3\x80\x82\xE3\x83\x86\xE3\x82\xB9"
+      "\xE3\x83\x88 abc123 caf\xC3\xA9 \xD0\xBC\xD0\xB8\xD1\x80");
   std::vector<std::pair<std::string, TokenKind>> got;
   for (const auto& t : tokens) got.emplace_back(std::string(t.text), t.kind);
   std::vector<std::pair<std::string, TokenKind>> want = {
@@ -153,7 +162,9 @@ TEST(TokenizeTest, MixedScripts) {
 }
 
 TEST(TokenizeTest, LatinNextToCjkSplits) {
-  auto tokens = Tokenize("abc\xE4\xB8\xAD\xE6\x96\x87" "def");
+  auto tokens = Tokenize(
+      "abc\xE4\xB8\xAD\xE6\x96\x87"
+      "def");
   ASSERT_EQ(tokens.size(), 3u);
   EXPECT_EQ(tokens[0].text, "abc");
   EXPECT_EQ(tokens[1].kind, TokenKind::kCjk);
@@ -173,10 +184,11 @@ std::vector<std::pair<std::string, TokenKind>> ReferenceTokens(const std::string
     if ((mask & (U_GC_L_MASK | U_GC_M_MASK | U_GC_N_MASK)) == 0) return 0;  // separator
     UErrorCode error = U_ZERO_ERROR;
     const UScriptCode script = uscript_getScript(c, &error);
-    const bool cjk = script == USCRIPT_HAN || script == USCRIPT_HIRAGANA || script == USCRIPT_KATAKANA ||
-                     ((script == USCRIPT_COMMON || script == USCRIPT_INHERITED) &&
-                      (uscript_hasScript(c, USCRIPT_HAN) || uscript_hasScript(c, USCRIPT_HIRAGANA) ||
-                       uscript_hasScript(c, USCRIPT_KATAKANA)));
+    const bool cjk =
+        script == USCRIPT_HAN || script == USCRIPT_HIRAGANA || script == USCRIPT_KATAKANA ||
+        ((script == USCRIPT_COMMON || script == USCRIPT_INHERITED) &&
+         (uscript_hasScript(c, USCRIPT_HAN) || uscript_hasScript(c, USCRIPT_HIRAGANA) ||
+          uscript_hasScript(c, USCRIPT_KATAKANA)));
     if (cjk) return 3;
     return (mask & U_GC_ND_MASK) ? 2 : 1;  // digit : letter
   };

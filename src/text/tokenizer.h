@@ -20,9 +20,9 @@ enum class CharClass : uint8_t { kSeparator, kLetter, kDigit, kCjk };
 CharClass ClassifyNonAscii(char32_t cp);
 
 inline constexpr CharClass AsciiClass(unsigned char c) {
-  return (c >= '0' && c <= '9')                              ? CharClass::kDigit
+  return (c >= '0' && c <= '9')                               ? CharClass::kDigit
          : ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')) ? CharClass::kLetter
-                                                               : CharClass::kSeparator;
+                                                              : CharClass::kSeparator;
 }
 
 inline constexpr auto kAsciiClasses = [] {
@@ -49,15 +49,16 @@ inline CharClass ClassifyAt(const unsigned char* p, const unsigned char* end, in
 
 // Bit i of each mask describes byte i of a block of up to 64 bytes.
 struct AsciiMasks {
-  uint64_t word = 0;      // ASCII letter or digit
-  uint64_t letter = 0;    // ASCII letter
-  uint64_t non_ascii = 0; // byte >= 0x80
+  uint64_t word = 0;       // ASCII letter or digit
+  uint64_t letter = 0;     // ASCII letter
+  uint64_t non_ascii = 0;  // byte >= 0x80
 };
 
 // Classifies a block of n <= 64 bytes (SSE2 on x86-64, a table elsewhere).
 AsciiMasks ClassifyBlock(const unsigned char* p, size_t n);
 
-// Finds token boundaries in ASCII text 64 bytes at a time, so the tokeniser does not branch per byte.
+// Finds token boundaries in ASCII text 64 bytes at a time, so the tokeniser does not branch per
+// byte.
 class BlockScanner {
  public:
   BlockScanner(const unsigned char* base, size_t size) : base_(base), size_(size) {}
@@ -111,9 +112,10 @@ class BlockScanner {
   AsciiMasks masks_;
 };
 
-// Cuts text (valid UTF-8) into tokens and calls emit(Token) for each, in order. When `final` is false
-// the token touching the end of `text` may continue in the next piece: it is not emitted, and the
-// return value is its start (the caller passes text from there again). Returns text.size() otherwise.
+// Cuts text (valid UTF-8) into tokens and calls emit(Token) for each, in order. When `final` is
+// false the token touching the end of `text` may continue in the next piece: it is not emitted, and
+// the return value is its start (the caller passes text from there again). Returns text.size()
+// otherwise.
 template <typename Emit>
 size_t TokenizeSome(std::string_view text, bool final, Emit&& emit) {
   const auto* base = reinterpret_cast<const unsigned char*>(text.data());
@@ -126,7 +128,8 @@ size_t TokenizeSome(std::string_view text, bool final, Emit&& emit) {
     if (!scanner.NonAscii(pos)) {
       // Fast path: an ASCII word followed by an ASCII byte (or the end) is complete.
       const size_t word_end = scanner.WordEnd(pos);
-      if ((word_end == text.size() || !scanner.NonAscii(word_end)) && word_end - pos <= kMaxTokenBytes) {
+      if ((word_end == text.size() || !scanner.NonAscii(word_end)) &&
+          word_end - pos <= kMaxTokenBytes) {
         if (word_end == text.size() && !final) return pos;
         emit(Token{text.substr(pos, word_end - pos),
                    scanner.HasLetter(pos, word_end) ? TokenKind::kWord : TokenKind::kNumber});
@@ -143,9 +146,8 @@ size_t TokenizeSome(std::string_view text, bool final, Emit&& emit) {
       continue;
     }
     const unsigned char* start = p;
-    const unsigned char* limit = end - start > static_cast<std::ptrdiff_t>(kMaxTokenBytes)
-                                     ? start + kMaxTokenBytes
-                                     : end;
+    const unsigned char* limit =
+        end - start > static_cast<std::ptrdiff_t>(kMaxTokenBytes) ? start + kMaxTokenBytes : end;
     const bool cjk = first == CharClass::kCjk;
     bool has_letter = first == CharClass::kLetter;
     p += length;
@@ -156,11 +158,12 @@ size_t TokenizeSome(std::string_view text, bool final, Emit&& emit) {
       has_letter |= c == CharClass::kLetter;
       p += length;
     }
-    // A token touching the end may go on in the next piece (one cut by the length limit is complete,
-    // and the next piece cuts it at the same place).
+    // A token touching the end may go on in the next piece (one cut by the length limit is
+    // complete, and the next piece cuts it at the same place).
     if (p >= end && !final) return static_cast<size_t>(start - base);
-    emit(Token{std::string_view(reinterpret_cast<const char*>(start), static_cast<size_t>(p - start)),
-               cjk ? TokenKind::kCjk : (has_letter ? TokenKind::kWord : TokenKind::kNumber)});
+    emit(Token{
+        std::string_view(reinterpret_cast<const char*>(start), static_cast<size_t>(p - start)),
+        cjk ? TokenKind::kCjk : (has_letter ? TokenKind::kWord : TokenKind::kNumber)});
     pos = static_cast<size_t>(p - base);
   }
   return text.size();

@@ -12,9 +12,11 @@ inline constexpr char32_t kReplacementCharacter = 0xFFFD;
 
 // Decodes one code point at p (p < end).
 //   > 0: the sequence is valid and that many bytes long; *cp receives the code point.
-//   < 0: the bytes at p are invalid; -result is the length of the maximal invalid subpart (Unicode's
+//   < 0: the bytes at p are invalid; -result is the length of the maximal invalid subpart
+//   (Unicode's
 //        "maximal subpart" rule: one U+FFFD per such run).
-//   = 0: the bytes at p are a valid but incomplete prefix cut by `end` (more input may complete it).
+//   = 0: the bytes at p are a valid but incomplete prefix cut by `end` (more input may complete
+//   it).
 inline int DecodeUtf8(const unsigned char* p, const unsigned char* end, char32_t* cp) {
   const unsigned lead = p[0];
   if (lead < 0x80) {

@@ -113,7 +113,8 @@ std::unique_ptr<CacheReader> CacheReader::Open(const std::string& path, const Ca
   if (!reader->ReadRaw(prefix, kPrefixBytes)) return nullptr;
   std::memcpy(&version, prefix + 8, 4);
   std::memcpy(&mark, prefix + 12, 4);
-  if (std::memcmp(prefix, kMagic, 8) != 0 || version != kCacheFormatVersion || mark != kByteOrderMark) {
+  if (std::memcmp(prefix, kMagic, 8) != 0 || version != kCacheFormatVersion ||
+      mark != kByteOrderMark) {
     return nullptr;
   }
   std::string kind, material;
@@ -151,7 +152,8 @@ bool CacheReader::ReadBytes(std::string* out) {
 bool CacheReader::Finish() {
   const uint64_t expected = XXH3_64bits_digest(hash_);
   uint64_t stored;
-  if (!ok_ || remaining_ != sizeof stored || std::fread(&stored, 1, sizeof stored, file_) != sizeof stored) {
+  if (!ok_ || remaining_ != sizeof stored ||
+      std::fread(&stored, 1, sizeof stored, file_) != sizeof stored) {
     return false;
   }
   return stored == expected;
@@ -171,7 +173,8 @@ CacheWriter::~CacheWriter() {
   XXH3_freeState(hash_);
 }
 
-std::unique_ptr<CacheWriter> CacheWriter::Create(const std::string& directory, const CacheKey& key) {
+std::unique_ptr<CacheWriter> CacheWriter::Create(const std::string& directory,
+                                                 const CacheKey& key) {
   if (directory.empty() || !MakeDirectories(directory)) return nullptr;
   const std::string final_path = directory + "/" + key.FileName();
   std::random_device random;

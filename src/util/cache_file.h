@@ -1,12 +1,12 @@
 // Internal: cache files of parsed data (doc/segment.md, "Cache files").
 //
 // A cache file holds an object built from source files (e.g. jieba's dictionary) so that a later
-// process can load it with a few large reads instead of parsing. It is used only when its key, which
-// covers the path, size and XXH3-64 of every source file and the format version, matches the sources
-// exactly, and when its checksum is right; anything else (missing, truncated, damaged, of another
-// version, written for other sources) makes the reader give up, and the caller parses the sources.
-// Files are written to a temporary name and renamed into place, so concurrent readers and writers
-// never see a partial file.
+// process can load it with a few large reads instead of parsing. It is used only when its key,
+// which covers the path, size and XXH3-64 of every source file and the format version, matches the
+// sources exactly, and when its checksum is right; anything else (missing, truncated, damaged, of
+// another version, written for other sources) makes the reader give up, and the caller parses the
+// sources. Files are written to a temporary name and renamed into place, so concurrent readers and
+// writers never see a partial file.
 //
 // Layout: the 16-byte prefix (magic "NDUPCACH", u32 version, u32 byte-order mark), then blobs (u64
 // length + bytes): the kind, the key, then the object's own blobs; then the u64 XXH3-64 of every

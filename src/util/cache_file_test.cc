@@ -2,13 +2,13 @@
 
 #include <gtest/gtest.h>
 #include <stdlib.h>
+#include <xxhash.h>
 
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <thread>
-#include <xxhash.h>
-#include <cstring>
 
 #include "segment/test_files.h"
 
@@ -114,7 +114,7 @@ TEST_F(CacheFileTest, KeyCoversTheSourceBytes) {
   const std::string name = Key().FileName();
   const std::string material = Key().material();
   files_.Write("source.txt", "甲乙 6\n甲 1\n");  // same size, one byte changed
-  EXPECT_EQ(Key().FileName(), name);  // the same file is replaced, not a new one added
+  EXPECT_EQ(Key().FileName(), name);             // the same file is replaced, not a new one added
   EXPECT_NE(Key().material(), material);
   EXPECT_EQ(CacheReader::Open(CachePath(), Key()), nullptr);
   CacheKey missing("test-object");
@@ -152,8 +152,10 @@ TEST_F(CacheFileTest, ConcurrentWritersLeaveOneValidFile) {
 }
 
 TEST(CacheDirectoryTest, FollowsTheEnvironment) {
-  const char* saved[3] = {std::getenv("NEARDUP_CACHE_DIR"), std::getenv("XDG_CACHE_HOME"), std::getenv("HOME")};
-  const std::string saved_values[3] = {saved[0] ? saved[0] : "", saved[1] ? saved[1] : "", saved[2] ? saved[2] : ""};
+  const char* saved[3] = {std::getenv("NEARDUP_CACHE_DIR"), std::getenv("XDG_CACHE_HOME"),
+                          std::getenv("HOME")};
+  const std::string saved_values[3] = {saved[0] ? saved[0] : "", saved[1] ? saved[1] : "",
+                                       saved[2] ? saved[2] : ""};
   ::setenv("NEARDUP_CACHE_DIR", "/a", 1);
   ::setenv("XDG_CACHE_HOME", "/b", 1);
   ::setenv("HOME", "/c", 1);

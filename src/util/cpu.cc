@@ -11,8 +11,7 @@ SimdLevel Detect() {
 #if defined(__x86_64__) || defined(__i386__)
   __builtin_cpu_init();
   if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-      __builtin_cpu_supports("avx512dq") &&
-      __builtin_cpu_supports("avx512vpopcntdq")) {
+      __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vpopcntdq")) {
     return SimdLevel::kAvx512;
   }
   if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("popcnt") &&
@@ -43,7 +42,9 @@ SimdLevel DetectedSimdLevel() {
   return detected;
 }
 
-SimdLevel ActiveSimdLevel() { return static_cast<SimdLevel>(Active().load(std::memory_order_relaxed)); }
+SimdLevel ActiveSimdLevel() {
+  return static_cast<SimdLevel>(Active().load(std::memory_order_relaxed));
+}
 
 void SetSimdLevel(SimdLevel level) {
   Active().store(static_cast<int>(std::min(level, DetectedSimdLevel())), std::memory_order_relaxed);

@@ -14,11 +14,21 @@ void AppendJsonString(std::string_view s, std::string* out) {
   out->push_back('"');
   for (char c : s) {
     switch (c) {
-      case '"': out->append("\\\""); break;
-      case '\\': out->append("\\\\"); break;
-      case '\n': out->append("\\n"); break;
-      case '\r': out->append("\\r"); break;
-      case '\t': out->append("\\t"); break;
+      case '"':
+        out->append("\\\"");
+        break;
+      case '\\':
+        out->append("\\\\");
+        break;
+      case '\n':
+        out->append("\\n");
+        break;
+      case '\r':
+        out->append("\\r");
+        break;
+      case '\t':
+        out->append("\\t");
+        break;
       default:
         if (static_cast<unsigned char>(c) < 0x20) {
           out->append("\\u00");
@@ -35,11 +45,20 @@ void AppendJsonString(std::string_view s, std::string* out) {
 void AppendTsvField(std::string_view s, std::string* out) {
   for (char c : s) {
     switch (c) {
-      case '\t': out->append("\\t"); break;
-      case '\n': out->append("\\n"); break;
-      case '\r': out->append("\\r"); break;
-      case '\\': out->append("\\\\"); break;
-      default: out->push_back(c);
+      case '\t':
+        out->append("\\t");
+        break;
+      case '\n':
+        out->append("\\n");
+        break;
+      case '\r':
+        out->append("\\r");
+        break;
+      case '\\':
+        out->append("\\\\");
+        break;
+      default:
+        out->push_back(c);
     }
   }
 }
@@ -53,11 +72,20 @@ bool ParseTsvField(std::string_view field, std::string* out) {
     }
     if (++i == field.size()) return false;
     switch (field[i]) {
-      case 't': out->push_back('\t'); break;
-      case 'n': out->push_back('\n'); break;
-      case 'r': out->push_back('\r'); break;
-      case '\\': out->push_back('\\'); break;
-      default: return false;
+      case 't':
+        out->push_back('\t');
+        break;
+      case 'n':
+        out->push_back('\n');
+        break;
+      case 'r':
+        out->push_back('\r');
+        break;
+      case '\\':
+        out->push_back('\\');
+        break;
+      default:
+        return false;
     }
   }
   return true;

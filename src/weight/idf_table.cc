@@ -39,9 +39,10 @@ Result<std::shared_ptr<const IdfTable>> IdfTable::Load(const std::string& path) 
   table->words_ = std::move(*content);
   const std::string_view text = table->words_;
   if (const size_t bad = FindInvalidUtf8(text); bad != text.size()) {
-    size_t line = 1 + static_cast<size_t>(std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(bad), '\n'));
-    return Status::InvalidArgument(path + ":" + std::to_string(line) + ": invalid UTF-8 at byte offset " +
-                                   std::to_string(bad));
+    size_t line = 1 + static_cast<size_t>(std::count(
+                          text.begin(), text.begin() + static_cast<std::ptrdiff_t>(bad), '\n'));
+    return Status::InvalidArgument(path + ":" + std::to_string(line) +
+                                   ": invalid UTF-8 at byte offset " + std::to_string(bad));
   }
   table->source_ = path;
   table->index_.assign(std::bit_ceil(text.size() / 8 + 16), 0);
@@ -52,12 +53,14 @@ Result<std::shared_ptr<const IdfTable>> IdfTable::Load(const std::string& path) 
     if (line.empty()) return;
     const size_t space = line.find(' ');
     double value;
-    const bool valid = space != std::string_view::npos && line.find(' ', space + 1) == std::string_view::npos &&
+    const bool valid = space != std::string_view::npos &&
+                       line.find(' ', space + 1) == std::string_view::npos &&
                        ParseIdf(line.substr(space + 1), &value);
     if (!valid) {
       if (line.front() == '#') return;  // a comment, such as the header of `neardup idf build`
       status = Status::InvalidArgument(path + ":" + std::to_string(number) +
-                                       ": expected 'word idf', got '" + std::string(line.substr(0, 80)) + "'");
+                                       ": expected 'word idf', got '" +
+                                       std::string(line.substr(0, 80)) + "'");
       return;
     }
     table->Put(line.substr(0, space), value);
@@ -73,8 +76,8 @@ Result<std::shared_ptr<const IdfTable>> IdfTable::Default() {
   return Load(*dir + "/analyse/idf.txt");
 }
 
-std::shared_ptr<const IdfTable> IdfTable::FromEntries(std::vector<std::pair<std::string, double>> entries,
-                                                      std::string source) {
+std::shared_ptr<const IdfTable> IdfTable::FromEntries(
+    std::vector<std::pair<std::string, double>> entries, std::string source) {
   std::shared_ptr<IdfTable> table(new IdfTable());
   table->source_ = std::move(source);
   size_t bytes = 0;
@@ -102,7 +105,7 @@ void IdfTable::Put(std::string_view word, double value) {
     }
   }
   const size_t mask = index_.size() - 1;
-  size_t i = std::hash<std::string_view>{}(word) & mask;
+  size_t i = std::hash<std::string_view>{}(word)&mask;
   while (index_[i] != 0) {
     auto& entry = entries_[index_[i] - 1];
     if (entry.first == word) {
@@ -119,7 +122,7 @@ void IdfTable::Finalize() { median_ = Median(entries_); }
 
 std::optional<double> IdfTable::Find(std::string_view word) const {
   const size_t mask = index_.size() - 1;
-  for (size_t i = std::hash<std::string_view>{}(word) & mask; index_[i] != 0; i = (i + 1) & mask) {
+  for (size_t i = std::hash<std::string_view>{}(word)&mask; index_[i] != 0; i = (i + 1) & mask) {
     const auto& entry = entries_[index_[i] - 1];
     if (entry.first == word) return entry.second;
   }
@@ -128,10 +131,10 @@ std::optional<double> IdfTable::Find(std::string_view word) const {
 
 StopWords StopWords::JiebaDefault() {
   StopWords stop;
-  for (const char* word : {"the", "of",   "is",   "and", "to",   "in",    "that", "we",
-                           "for", "an",   "are",  "by",  "be",   "as",    "on",   "with",
-                           "can", "if",   "from", "which", "you", "it",   "this", "then",
-                           "at",  "have", "all",  "not", "one",  "has",   "or"}) {
+  for (const char* word :
+       {"the",  "of",   "is", "and",  "to",   "in",  "that", "we",   "for",   "an",  "are",
+        "by",   "be",   "as", "on",   "with", "can", "if",   "from", "which", "you", "it",
+        "this", "then", "at", "have", "all",  "not", "one",  "has",  "or"}) {
     stop.Insert(word);
   }
   return stop;
@@ -147,9 +150,10 @@ Status StopWords::AddFile(const std::string& path) {
   if (!content.ok()) return content.status().WithContext("stop words");
   const std::string_view text = *content;
   if (const size_t bad = FindInvalidUtf8(text); bad != text.size()) {
-    size_t line = 1 + static_cast<size_t>(std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(bad), '\n'));
-    return Status::InvalidArgument(path + ":" + std::to_string(line) + ": invalid UTF-8 at byte offset " +
-                                   std::to_string(bad));
+    size_t line = 1 + static_cast<size_t>(std::count(
+                          text.begin(), text.begin() + static_cast<std::ptrdiff_t>(bad), '\n'));
+    return Status::InvalidArgument(path + ":" + std::to_string(line) +
+                                   ": invalid UTF-8 at byte offset " + std::to_string(bad));
   }
   weight_internal::ForEachPythonLine(text, [&](std::string_view line, size_t) { Insert(line); });
   return Status::OK();

@@ -12,7 +12,8 @@ using util_internal::CacheKey;
 using util_internal::CacheReader;
 using util_internal::CacheWriter;
 
-std::optional<CacheKey> KeywordModelCache::Key(const Dictionary& dictionary, const std::string& idf_path) {
+std::optional<CacheKey> KeywordModelCache::Key(const Dictionary& dictionary,
+                                               const std::string& idf_path) {
   const std::string& dictionary_key = dictionary.data().cache_key;
   if (dictionary_key.empty()) return std::nullopt;
   CacheKey key("jieba-keywords");
@@ -28,8 +29,9 @@ std::optional<CacheKey> KeywordModelCache::Key(const Dictionary& dictionary, con
   return key;
 }
 
-std::shared_ptr<KeywordModel> KeywordModelCache::Read(const std::string& directory, const CacheKey& key,
-                                                      std::shared_ptr<const Dictionary> dictionary) {
+std::shared_ptr<KeywordModel> KeywordModelCache::Read(
+    const std::string& directory, const CacheKey& key,
+    std::shared_ptr<const Dictionary> dictionary) {
   if (directory.empty()) return nullptr;
   auto reader = CacheReader::Open(directory + "/" + key.FileName(), key);
   if (reader == nullptr) return nullptr;
@@ -37,7 +39,8 @@ std::shared_ptr<KeywordModel> KeywordModelCache::Read(const std::string& directo
   std::vector<std::string> other_words;
   std::vector<double> other_values;
   std::string source;
-  if (!reader->ReadVector(&model->node_idf_) || !util_internal::ReadStrings(reader.get(), &other_words) ||
+  if (!reader->ReadVector(&model->node_idf_) ||
+      !util_internal::ReadStrings(reader.get(), &other_words) ||
       !reader->ReadVector(&other_values) || !reader->ReadValue(&model->median_idf_) ||
       !reader->ReadBytes(&source) || !reader->Finish()) {
     return nullptr;
@@ -48,14 +51,16 @@ std::shared_ptr<KeywordModel> KeywordModelCache::Read(const std::string& directo
   }
   std::vector<std::pair<std::string, double>> others;
   others.reserve(other_words.size());
-  for (size_t i = 0; i < other_words.size(); ++i) others.emplace_back(std::move(other_words[i]), other_values[i]);
+  for (size_t i = 0; i < other_words.size(); ++i)
+    others.emplace_back(std::move(other_words[i]), other_values[i]);
   model->other_idf_ = IdfTable::FromEntries(std::move(others), source);
   model->idf_source_ = std::move(source);
   model->dictionary_ = std::move(dictionary);
   return model;
 }
 
-void KeywordModelCache::Write(const KeywordModel& model, const std::string& directory, const CacheKey& key) {
+void KeywordModelCache::Write(const KeywordModel& model, const std::string& directory,
+                              const CacheKey& key) {
   auto writer = CacheWriter::Create(directory, key);
   if (writer == nullptr) return;
   writer->WriteVector(model.node_idf_);

@@ -43,14 +43,16 @@ class KeywordCacheTest : public ::testing::Test {
     }
   }
   std::shared_ptr<const KeywordModel> Load(bool use_cache) const {
-    auto model = KeywordModel::Load(dictionary_, {.idf_path = idf_path_, .stop_words_path = stop_path_,
-                                                  .use_cache = use_cache});
+    auto model = KeywordModel::Load(
+        dictionary_,
+        {.idf_path = idf_path_, .stop_words_path = stop_path_, .use_cache = use_cache});
     EXPECT_TRUE(model.ok()) << model.status().ToString();
     return model.ok() ? *model : nullptr;
   }
   std::string KeywordCacheFile() const {
     for (const auto& entry : std::filesystem::directory_iterator(files_.dir() + "/cache")) {
-      if (entry.path().filename().string().starts_with("jieba-keywords-")) return entry.path().string();
+      if (entry.path().filename().string().starts_with("jieba-keywords-"))
+        return entry.path().string();
     }
     return {};
   }
@@ -62,7 +64,8 @@ class KeywordCacheTest : public ::testing::Test {
     }
     KeywordExtractor extractor(std::make_shared<KeywordModel>(model));
     auto keywords = extractor.Extract("甲乙丁丙戊己甲乙 γ射线", 0);
-    for (const auto& keyword : *keywords) out += keyword.word + ":" + std::to_string(keyword.weight) + " ";
+    for (const auto& keyword : *keywords)
+      out += keyword.word + ":" + std::to_string(keyword.weight) + " ";
     return out + "median=" + std::to_string(model.median_idf());
   }
 

@@ -130,7 +130,8 @@ std::vector<Keyword> KeywordCounter::Finish(size_t top) {
     return a.weight != b.weight ? a.weight > b.weight : a.order < b.order;
   };
   if (top != 0 && kept.size() > top) {
-    std::partial_sort(kept.begin(), kept.begin() + static_cast<std::ptrdiff_t>(top), kept.end(), order);
+    std::partial_sort(kept.begin(), kept.begin() + static_cast<std::ptrdiff_t>(top), kept.end(),
+                      order);
     kept.resize(top);
   } else {
     std::sort(kept.begin(), kept.end(), order);

@@ -11,15 +11,16 @@ namespace neardup {
 
 using weight_internal::KeywordCounter;
 
-std::shared_ptr<const KeywordModel> KeywordModel::Create(std::shared_ptr<const Dictionary> dictionary,
-                                                         const IdfTable& idf, StopWords stop_words) {
+std::shared_ptr<const KeywordModel> KeywordModel::Create(
+    std::shared_ptr<const Dictionary> dictionary, const IdfTable& idf, StopWords stop_words) {
   std::shared_ptr<KeywordModel> model(new KeywordModel());
   const auto& trie = dictionary->data().trie;
   model->node_idf_.assign(trie.units().size(), std::nan(""));
   std::u16string codes;
   std::vector<std::pair<std::string, double>> others;
   for (const auto& [word, value] : idf.entries()) {
-    const int32_t node = segment_internal::ToCodes(word, &codes) && !codes.empty() ? trie.Find(codes) : -1;
+    const int32_t node =
+        segment_internal::ToCodes(word, &codes) && !codes.empty() ? trie.Find(codes) : -1;
     if (node >= 0) {
       model->node_idf_[static_cast<size_t>(node)] = value;
     } else {
@@ -34,19 +35,22 @@ std::shared_ptr<const KeywordModel> KeywordModel::Create(std::shared_ptr<const D
   return model;
 }
 
-Result<std::shared_ptr<const KeywordModel>> KeywordModel::Load(std::shared_ptr<const Dictionary> dictionary,
-                                                               const KeywordModelOptions& options) {
+Result<std::shared_ptr<const KeywordModel>> KeywordModel::Load(
+    std::shared_ptr<const Dictionary> dictionary, const KeywordModelOptions& options) {
   StopWords stop_words = StopWords::JiebaDefault();
-  if (!options.stop_words_path.empty()) NEARDUP_RETURN_IF_ERROR(stop_words.AddFile(options.stop_words_path));
+  if (!options.stop_words_path.empty())
+    NEARDUP_RETURN_IF_ERROR(stop_words.AddFile(options.stop_words_path));
   std::string idf_path = options.idf_path;
   if (idf_path.empty()) {
     auto dir = FindJiebaDirectory();
     if (!dir.ok()) return dir.status();
     idf_path = *dir + "/analyse/idf.txt";
   }
-  const std::string cache_directory = options.use_cache ? util_internal::CacheDirectory() : std::string();
+  const std::string cache_directory =
+      options.use_cache ? util_internal::CacheDirectory() : std::string();
   std::optional<util_internal::CacheKey> key;
-  if (!cache_directory.empty()) key = weight_internal::KeywordModelCache::Key(*dictionary, idf_path);
+  if (!cache_directory.empty())
+    key = weight_internal::KeywordModelCache::Key(*dictionary, idf_path);
   if (key) {
     if (auto cached = weight_internal::KeywordModelCache::Read(cache_directory, *key, dictionary)) {
       cached->stop_words_ = std::move(stop_words);
@@ -133,7 +137,8 @@ Status KeywordExtractor::Add(std::string_view piece) {
   const size_t cut = LastBlockBoundary(pending);
   if (cut == 0) return Status::OK();
   if (auto bad = counter_->AddBlocks(std::string_view(pending.data(), cut))) {
-    return Status::InvalidArgument("invalid UTF-8 at byte offset " + std::to_string(counter_->consumed + *bad));
+    return Status::InvalidArgument("invalid UTF-8 at byte offset " +
+                                   std::to_string(counter_->consumed + *bad));
   }
   counter_->consumed += cut;
   pending.erase(0, cut);

@@ -1,6 +1,7 @@
+#include "neardup/keywords.h"
+
 #include <gtest/gtest.h>
 
-#include "neardup/keywords.h"
 #include "segment/test_files.h"
 
 namespace neardup {
@@ -9,7 +10,8 @@ namespace {
 TEST(IdfTable, ParsesLikeJiebasIdfLoader) {
   testing::TempFiles files;
   // str.splitlines() boundaries (\r, \u2028), str.strip() of Unicode spaces, duplicates: last wins.
-  auto table = IdfTable::Load(files.Write("idf.txt", "甲乙 1.5\r乙丙 2.5\xe2\x80\xa8\xe3\x80\x80丙丁 9 \n甲乙 3\n\n"));
+  auto table = IdfTable::Load(
+      files.Write("idf.txt", "甲乙 1.5\r乙丙 2.5\xe2\x80\xa8\xe3\x80\x80丙丁 9 \n甲乙 3\n\n"));
   ASSERT_TRUE(table.ok()) << table.status().ToString();
   EXPECT_EQ((*table)->size(), 3u);
   EXPECT_EQ((*table)->Find("甲乙"), 3.0);
@@ -60,10 +62,10 @@ TEST_F(JiebaKeywords, MatchesJiebaOnAnExample) {
   auto keywords = extractor.Extract("我来到北京清华大学，清华大学是一所大学 The the and iPhone", 5);
   ASSERT_TRUE(keywords.ok());
   const std::vector<std::pair<std::string, double>> expected = {{"清华大学", 2.308741349034286},
-                                                               {"iPhone", 1.7078239289857142},
-                                                               {"一所", 1.1159475395042857},
-                                                               {"大学", 0.81631617465},
-                                                               {"来到", 0.7693838405871428}};
+                                                                {"iPhone", 1.7078239289857142},
+                                                                {"一所", 1.1159475395042857},
+                                                                {"大学", 0.81631617465},
+                                                                {"来到", 0.7693838405871428}};
   ASSERT_EQ(keywords->size(), expected.size());
   for (size_t i = 0; i < expected.size(); ++i) {
     EXPECT_EQ((*keywords)[i].word, expected[i].first);
@@ -72,13 +74,16 @@ TEST_F(JiebaKeywords, MatchesJiebaOnAnExample) {
 }
 
 TEST_F(JiebaKeywords, StreamingGivesTheSameKeywordsForAnyCut) {
-  const std::string text = "自然语言处理是计算机科学领域与人工智能领域中的一个重要方向。它研究能实现人与计算机之间用自然语言进行有效通信的各种理论和方法。LibreOffice 7.4 帮助\r\n文档";
+  const std::string text =
+      "自然语言处理是计算机科学领域与人工智能领域中的一个重要方向。它研究能实现人与计算机之间用自然"
+      "语言进行有效通信的各种理论和方法。LibreOffice 7.4 帮助\r\n文档";
   KeywordExtractor extractor(model_);
   auto whole = extractor.Extract(text, 0);
   ASSERT_TRUE(whole.ok());
   for (size_t piece = 1; piece < 12; ++piece) {
     extractor.Reset();
-    for (size_t i = 0; i < text.size(); i += piece) ASSERT_TRUE(extractor.Add(text.substr(i, piece)).ok());
+    for (size_t i = 0; i < text.size(); i += piece)
+      ASSERT_TRUE(extractor.Add(text.substr(i, piece)).ok());
     auto streamed = extractor.Finish(0);
     ASSERT_TRUE(streamed.ok());
     ASSERT_EQ(streamed->size(), whole->size());

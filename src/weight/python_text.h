@@ -18,7 +18,8 @@ inline size_t LineBoundaryLength(std::string_view text, size_t pos) {
     if (c == '\r') return pos + 1 < text.size() && text[pos + 1] == '\n' ? 2 : 1;
     return c == '\n' || c == '\v' || c == '\f' || (c >= 0x1C && c <= 0x1E) ? 1 : 0;
   }
-  if (c == 0xC2) return pos + 1 < text.size() && static_cast<unsigned char>(text[pos + 1]) == 0x85 ? 2 : 0;
+  if (c == 0xC2)
+    return pos + 1 < text.size() && static_cast<unsigned char>(text[pos + 1]) == 0x85 ? 2 : 0;
   if (c == 0xE2 && pos + 2 < text.size() && static_cast<unsigned char>(text[pos + 1]) == 0x80) {
     const auto d = static_cast<unsigned char>(text[pos + 2]);
     return d == 0xA8 || d == 0xA9 ? 3 : 0;
@@ -59,7 +60,8 @@ inline std::string_view StripPython(std::string_view s) {
     while (start > begin && (base[start] & 0xC0) == 0x80) --start;
     char32_t cp;
     const int n = text_internal::DecodeUtf8(base + start, base + end, &cp);
-    if (n <= 0 || static_cast<size_t>(n) != end - start || !segment_internal::IsPythonSpace(cp)) break;
+    if (n <= 0 || static_cast<size_t>(n) != end - start || !segment_internal::IsPythonSpace(cp))
+      break;
     end = start;
   }
   return s.substr(begin, end - begin);

@@ -1,8 +1,8 @@
-// Fuzz target: JSONL parsing (the document fields of every JSONL input). A parse that succeeds gives
-// an id and a text that are valid UTF-8 (with replacement on, whatever the line's bytes, and the same
-// as parsing the line with its invalid sequences replaced; with it off, only a valid line parses); a
-// parse that fails says why. A violation aborts, which libFuzzer and the
-// replay both report.
+// Fuzz target: JSONL parsing (the document fields of every JSONL input). A parse that succeeds
+// gives an id and a text that are valid UTF-8 (with replacement on, whatever the line's bytes, and
+// the same as parsing the line with its invalid sequences replaced; with it off, only a valid line
+// parses); a parse that fails says why. A violation aborts, which libFuzzer and the replay both
+// report.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -19,7 +19,8 @@ void CheckReplacement(const neardup::Status& status, const neardup::JsonlParser:
                       std::string_view line) {
   static neardup::JsonlParser strict("meta.id", "body.text", "");
   neardup::JsonlParser::Fields replaced_fields;
-  const neardup::Status replaced = strict.Parse(neardup::ReplaceInvalidUtf8(line), &replaced_fields);
+  const neardup::Status replaced =
+      strict.Parse(neardup::ReplaceInvalidUtf8(line), &replaced_fields);
   if (status.ok() != replaced.ok()) std::abort();
   if (status.ok() && (fields.text != replaced_fields.text || fields.id != replaced_fields.id ||
                       fields.has_id != replaced_fields.has_id)) {

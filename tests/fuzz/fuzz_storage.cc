@@ -1,14 +1,14 @@
 // Fuzz target: the storage entry points: a saved index file, and compressed line input, given bytes
-// that may be damaged anywhere. Loading must fail cleanly (an error that says why, no index) or give
-// a usable index that round-trips: saved and loaded again, it holds as many fingerprints, answers a
-// query the same, and saves to the same bytes. A violation aborts, which libFuzzer and the replay
-// both report.
+// that may be damaged anywhere. Loading must fail cleanly (an error that says why, no index) or
+// give a usable index that round-trips: saved and loaded again, it holds as many fingerprints,
+// answers a query the same, and saves to the same bytes. A violation aborts, which libFuzzer and
+// the replay both report.
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
-#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>

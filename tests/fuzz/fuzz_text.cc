@@ -2,8 +2,8 @@
 // document is cut into pieces; the rest is the document. Checks that nothing crashes, that pieces
 // never change the result, and the contracts of the UTF-8 functions: the reported error offset is
 // the first byte of an invalid sequence inside the input, replacement gives valid UTF-8 (the input
-// itself when it was valid), normalised text and tokens are valid UTF-8, and kReject fails exactly on
-// invalid input. A violation aborts, which libFuzzer and the replay both report.
+// itself when it was valid), normalised text and tokens are valid UTF-8, and kReject fails exactly
+// on invalid input. A violation aborts, which libFuzzer and the replay both report.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -18,7 +18,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   options.mode = (data[0] & 1) ? neardup::FeatureMode::kTerms : neardup::FeatureMode::kShingles;
   options.shingle_unit = (data[0] & 2) ? neardup::ShingleUnit::kChar : neardup::ShingleUnit::kWord;
   options.normalize = (data[0] & 4) == 0;
-  options.invalid_utf8 = (data[0] & 8) ? neardup::InvalidUtf8::kReject : neardup::InvalidUtf8::kReplace;
+  options.invalid_utf8 =
+      (data[0] & 8) ? neardup::InvalidUtf8::kReject : neardup::InvalidUtf8::kReplace;
   options.shingle_size = 1 + data[1] % 8;
   const size_t piece = 1 + data[2] % 64;
   std::string_view text(reinterpret_cast<const char*>(data + 3), size - 3);
@@ -28,10 +29,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   auto whole = (*fingerprinter)->Fingerprint(text);
   auto builder = (*fingerprinter)->NewBuilder(/*record_features=*/true);
   neardup::Status status;
-  for (size_t at = 0; at < text.size() && status.ok(); at += piece) status = builder->Update(text.substr(at, piece));
-  auto pieces = status.ok() ? builder->Finish() : neardup::Result<neardup::FingerprintResult>(status);
+  for (size_t at = 0; at < text.size() && status.ok(); at += piece)
+    status = builder->Update(text.substr(at, piece));
+  auto pieces =
+      status.ok() ? builder->Finish() : neardup::Result<neardup::FingerprintResult>(status);
   if (whole.ok() != pieces.ok()) std::abort();
-  if (whole.ok() && (whole->simhash != pieces->simhash || whole->feature_count != pieces->feature_count)) {
+  if (whole.ok() &&
+      (whole->simhash != pieces->simhash || whole->feature_count != pieces->feature_count)) {
     std::abort();
   }
   (void)builder->Features(5);

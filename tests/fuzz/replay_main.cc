@@ -1,5 +1,5 @@
-// Runs a fuzz target over files (the checked-in seed corpora), without libFuzzer: lets the regular and
-// sanitizer builds replay every input that once mattered. Usage: TARGET FILE_OR_DIR...
+// Runs a fuzz target over files (the checked-in seed corpora), without libFuzzer: lets the regular
+// and sanitizer builds replay every input that once mattered. Usage: TARGET FILE_OR_DIR...
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
@@ -15,7 +15,8 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     std::vector<std::filesystem::path> files;
     if (std::filesystem::is_directory(argv[i])) {
-      for (const auto& entry : std::filesystem::directory_iterator(argv[i])) files.push_back(entry.path());
+      for (const auto& entry : std::filesystem::directory_iterator(argv[i]))
+        files.push_back(entry.path());
     } else {
       files.push_back(argv[i]);
     }
