@@ -267,7 +267,9 @@ class Reference {
 };
 
 std::map<int, std::string> LoadTexts() {
-  std::ifstream in(std::string(NEARDUP_SOURCE_DIR) + "/tests/data/kat_texts.txt");
+  std::string path = NEARDUP_SOURCE_DIR;
+  path.append("/tests/data/kat_texts.txt");
+  std::ifstream in(path);
   std::map<int, std::string> texts;
   std::string line;
   for (int number = 1; std::getline(in, line); ++number) {

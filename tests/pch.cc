@@ -1,0 +1,1 @@
+// The target that owns the test programs' precompiled GoogleTest header (CMakeLists.txt).
