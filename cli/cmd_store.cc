@@ -256,7 +256,7 @@ void AddStoreCommands(CLI::App* index, int* exit_code) {
               "every document and still reports its matches.\n"
               "An id already stored is not an error of the input: its line says \"inserted\":false and\n"
               "\"error\":\"id already stored\", the other documents go on, and the exit code is 1 at the end.\n"
-              "A bad input line (malformed JSON, invalid UTF-8 with --invalid-utf8 reject) stops the command\n"
+              "A bad input line (malformed JSON, no text field, a JSONL line over 64 MiB) stops the command\n"
               "with file:line and exit code 1: the documents before it are stored, it and those after are not.\n"
               "--fsync: always (a sync per document), batch (default: --batch documents per sync; lines are\n"
               "printed after their batch is synced), never (no sync: survives a crash of the process, not of\n"
