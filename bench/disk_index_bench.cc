@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "neardup/disk_index.h"
+#include "process_memory.h"
 
 namespace {
 
@@ -36,15 +37,6 @@ uint64_t Code(uint64_t i) {
     return c;
   }
   return r;
-}
-
-uint64_t RssBytes() {
-  std::ifstream in("/proc/self/status");
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind("VmRSS:", 0) == 0) return std::strtoull(line.c_str() + 6, nullptr, 10) * 1024;
-  }
-  return 0;
 }
 
 int Fail(const neardup::Status& status) {
@@ -124,7 +116,7 @@ int main(int argc, char** argv) {
       static_cast<double>(total.entries_read) / queries,
       static_cast<double>(total.block_reads) / queries,
       static_cast<double>(total.block_bytes) / queries,
-      static_cast<double>(matches.load()) / queries, RssBytes() / 1e6,
+      static_cast<double>(matches.load()) / queries, neardup::bench::ResidentBytes() / 1e6,
       index_stats.memory_bytes / 1e6, index_stats.disk_bytes / 1e9);
   return 0;
 }

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "neardup/online_index.h"
+#include "process_memory.h"
 
 namespace {
 
@@ -28,15 +29,6 @@ using Clock = std::chrono::steady_clock;
 
 double Seconds(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
-}
-
-uint64_t RssBytes() {
-  std::ifstream in("/proc/self/status");
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind("VmRSS:", 0) == 0) return std::strtoull(line.c_str() + 6, nullptr, 10) * 1024;
-  }
-  return 0;
 }
 
 // splitmix64: a cheap generator, seeded per document.
@@ -188,13 +180,13 @@ int main(int argc, char** argv) {
               total / sign_seconds, threads, bytes / 1e6 / sign_seconds,
               static_cast<double>(bytes) / total);
 
-  const uint64_t rss_before = RssBytes();
+  const uint64_t rss_before = neardup::bench::ResidentBytes();
   auto start = Clock::now();
   for (uint64_t d = 0; d < documents; ++d) {
     if (!index.InsertSigned(std::to_string(d), signatures[d]).ok()) std::abort();
   }
   const double insert_seconds = Seconds(start);
-  const uint64_t rss_after = RssBytes();
+  const uint64_t rss_after = neardup::bench::ResidentBytes();
   const neardup::OnlineIndexStats stats = index.Stats();
   std::printf("insert %.0f documents/s (1 thread, signed, %llu documents)\n",
               documents / insert_seconds, static_cast<unsigned long long>(documents));
