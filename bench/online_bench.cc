@@ -119,6 +119,7 @@ double Parallel(int threads, uint64_t n, Fn fn) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);  // each figure as soon as it is measured
   std::string method = "accurate";
   uint64_t documents = 1000000, queries = 200000;
   int threads = 2;

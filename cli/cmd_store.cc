@@ -1,9 +1,9 @@
 // neardup index add|remove|query|info DIR: documents into, out of and against a durable store.
 #include <algorithm>
 #include <cctype>
-#include <cstring>
 #include <filesystem>
 #include <memory>
+#include <string_view>
 #include <vector>
 
 #include "cli/store_commands.h"
@@ -82,10 +82,11 @@ Result<StoreFlags> WithInputFormat(StoreFlags flags) {
   auto looks_like_jsonl = [](std::string name) {
     std::transform(name.begin(), name.end(), name.begin(),
                    [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-    for (const char* suffix : {".gz", ".zst"}) {
-      if (name.ends_with(suffix)) name.resize(name.size() - std::strlen(suffix));
+    std::string_view base = name;
+    for (std::string_view suffix : {".gz", ".zst"}) {
+      if (base.ends_with(suffix)) base.remove_suffix(suffix.size());
     }
-    return name.ends_with(".jsonl") || name.ends_with(".ndjson");
+    return base.ends_with(".jsonl") || base.ends_with(".ndjson");
   };
   size_t jsonl = 0;
   for (const std::string& file : flags.input.files) jsonl += looks_like_jsonl(file);

@@ -2,10 +2,12 @@
 
 #include <algorithm>
 #include <bit>
+#include <utility>
 
 namespace neardup::online_internal {
 
-BandTables::BandTables(size_t bands) : bands_(bands), tables_(bands) {}
+BandTables::BandTables(size_t bands, size_t min_merge_rows)
+    : bands_(bands), min_merge_rows_(std::max<size_t>(1, min_merge_rows)), tables_(bands) {}
 
 void BandTables::GrowSlots(Band* band) {
   std::vector<uint64_t> old = std::move(band->slots);
@@ -56,65 +58,113 @@ void BandTables::Add(uint32_t row, std::span<const uint32_t> keys) {
 }
 
 bool BandTables::ShouldMerge() const {
-  return buffer_rows_ >= std::max<size_t>(65536, main_rows_ / 16);
+  return buffer_rows_ >= std::max(min_merge_rows_, main_rows_ / 16);
 }
 
-void BandTables::BuildDirectory(Band* band) {
-  const size_t n = band->entries.size();
-  band->prefix_bits = n < 16 ? 0 : std::clamp(static_cast<int>(std::bit_width(n)) - 2, 1, 26);
-  const int bits = band->prefix_bits;
-  band->directory.assign((size_t{1} << bits) + 1, 0);
-  // directory[b] = first entry whose bucket is >= b.
-  size_t i = 0;
-  for (size_t b = 0; b < (size_t{1} << bits); ++b) {
-    band->directory[b] = static_cast<uint32_t>(i);
-    const uint64_t next_bucket = b + 1;
-    while (i < n && (bits == 0 ? 0 : (band->entries[i] >> (64 - bits))) < next_bucket) ++i;
+int BandTables::PrefixBitsFor(size_t entries) {
+  return entries < 16 ? 0 : std::clamp(static_cast<int>(std::bit_width(entries)) - 3, 1, 26);
+}
+
+void BandTables::Run::BuildDirectory() {
+  prefix_bits = PrefixBitsFor(entries.size());
+  const size_t buckets = size_t{1} << prefix_bits;
+  directory.assign(buckets + 1, 0);
+  // Count each bucket's entries into the slot after it, then sum: directory[b] = entries before b.
+  uint32_t* dir = directory.data();
+  if (prefix_bits > 0) {
+    for (uint64_t e : entries) ++dir[(e >> (64 - prefix_bits)) + 1];
+  } else {
+    dir[1] = static_cast<uint32_t>(entries.size());
   }
-  band->directory[size_t{1} << bits] = static_cast<uint32_t>(n);
+  for (size_t b = 1; b <= buckets; ++b) dir[b] += dir[b - 1];
+}
+
+void BandTables::Run::ShiftDirectory(std::span<const uint64_t> fresh) {
+  const int bits = prefix_bits;
+  uint32_t* dir = directory.data();
+  const size_t buckets = size_t{1} << bits;
+  size_t f = 0;
+  for (size_t b = 0; b <= buckets; ++b) {
+    // f = the fresh entries of buckets < b.
+    while (f < fresh.size() && (bits == 0 ? 0 : fresh[f] >> (64 - bits)) < b) ++f;
+    dir[b] += static_cast<uint32_t>(f);
+  }
+}
+
+void BandTables::Run::MergeIn(std::span<const uint64_t> fresh, const RowBits* removed) {
+  const size_t before = entries.size();
+  if (removed != nullptr) {
+    uint64_t* end = std::remove_if(entries.begin(), entries.end(), [&](uint64_t e) {
+      return removed->Contains(static_cast<uint32_t>(e));
+    });
+    entries.resize(static_cast<size_t>(end - entries.begin()));
+  }
+  // In place, from the back: the run grows by the fresh entries and nothing else is allocated.
+  size_t a = entries.size(), b = fresh.size();
+  entries.resize(a + b);
+  uint64_t* data = entries.data();
+  for (size_t out = a + b; b > 0;) {
+    if (a > 0 && data[a - 1] > fresh[b - 1]) {
+      data[--out] = data[--a];
+    } else {
+      data[--out] = fresh[--b];
+    }
+  }
+  if (entries.size() == before + fresh.size() && PrefixBitsFor(entries.size()) == prefix_bits &&
+      !directory.empty()) {
+    ShiftDirectory(fresh);
+  } else {
+    BuildDirectory();
+  }
+}
+
+size_t BandTables::Run::memory_bytes() const {
+  return entries.capacity() * sizeof(uint64_t) + directory.capacity() * sizeof(uint32_t);
+}
+
+void BandTables::SortByKey(std::vector<uint64_t>* values) {
+  // LSD radix sort on bits 32..63 in passes of 11, 11 and 10 bits; stable, so rows (added in
+  // increasing order) stay ascending within a key.
+  const size_t n = values->size();
+  scratch_.resize(n);
+  uint64_t* from = values->data();
+  uint64_t* to = scratch_.data();
+  constexpr int kShifts[3] = {32, 43, 54};
+  for (int shift : kShifts) {
+    uint32_t counts[2048] = {};
+    const uint64_t mask = shift == 54 ? 1023 : 2047;
+    for (size_t i = 0; i < n; ++i) ++counts[(from[i] >> shift) & mask];
+    uint32_t sum = 0;
+    for (uint32_t& c : counts) c = std::exchange(sum, sum + c);
+    for (size_t i = 0; i < n; ++i) to[counts[(from[i] >> shift) & mask]++] = from[i];
+    std::swap(from, to);
+  }
+  // Three passes: the sorted values are in scratch_.
+  values->swap(scratch_);
 }
 
 void BandTables::Merge(const RowBits& removed) {
   const size_t buffered = buffer_present_.size();
-  std::vector<uint64_t> fresh;
-  fresh.reserve(buffer_rows_);
-  size_t kept_rows = 0;
+  // Removed rows are dropped from the main tables once they are 1/16 of them.
+  const bool purge = removed.count() - purged_removed_ >= std::max<size_t>(1, main_rows_ / 16);
+  size_t main_rows = 0;
   for (size_t j = 0; j < bands_; ++j) {
     Band& band = tables_[j];
-    fresh.clear();
+    fresh_.clear();
     for (size_t index = 0; index < buffered; ++index) {
       const auto row = static_cast<uint32_t>(buffer_first_ + index);
       if (buffer_present_[index] == 0 || removed.Contains(row)) continue;
-      fresh.push_back(uint64_t{buffer_keys_[index * bands_ + j]} << 32 | row);
+      fresh_.push_back(uint64_t{buffer_keys_[index * bands_ + j]} << 32 | row);
     }
-    std::sort(fresh.begin(), fresh.end());
-    // In place: drop removed rows (forward), then merge from the back, so that a merge allocates
-    // nothing beyond the vector's growth (a fresh copy of every band would fault in new pages).
-    auto& entries = band.entries;
-    if (removed.count() > 0) {
-      entries.erase(
-          std::remove_if(entries.begin(), entries.end(),
-                         [&](uint64_t e) { return removed.Contains(static_cast<uint32_t>(e)); }),
-          entries.end());
-    }
-    size_t a = entries.size(), b = fresh.size();
-    if (entries.capacity() < a + b)
-      entries.reserve((a + b) * 9 / 8);  // growth by 1/8, not doubling
-    entries.resize(a + b);
-    for (size_t out = a + b; b > 0;) {
-      if (a > 0 && entries[a - 1] > fresh[b - 1]) {
-        entries[--out] = entries[--a];
-      } else {
-        entries[--out] = fresh[--b];
-      }
-    }
-    BuildDirectory(&band);
+    SortByKey(&fresh_);
+    band.main.MergeIn(fresh_, purge ? &removed : nullptr);
     std::fill(band.slots.begin(), band.slots.end(),
               uint64_t{kNone});  // keeps its size for the next buffer
     band.used = 0;
-    kept_rows = band.entries.size();
+    main_rows = band.main.entries.size();
   }
-  main_rows_ = kept_rows;
+  if (purge) purged_removed_ = removed.count();
+  main_rows_ = main_rows;
   buffer_keys_.clear();
   next_.clear();
   buffer_present_.clear();
@@ -124,7 +174,7 @@ void BandTables::Merge(const RowBits& removed) {
 
 void BandTables::KeysOfAll(std::span<uint32_t> keys) const {
   for (size_t j = 0; j < bands_; ++j) {
-    for (uint64_t e : tables_[j].entries)
+    for (uint64_t e : tables_[j].main.entries)
       keys[static_cast<uint32_t>(e) * bands_ + j] = static_cast<uint32_t>(e >> 32);
   }
   for (size_t index = 0; index < buffer_present_.size(); ++index) {
@@ -144,7 +194,7 @@ bool BandTables::KeysOf(uint32_t row, std::span<uint32_t> keys) const {
   }
   for (size_t j = 0; j < bands_; ++j) {
     bool found = false;
-    for (uint64_t e : tables_[j].entries) {
+    for (uint64_t e : tables_[j].main.entries) {
       if (static_cast<uint32_t>(e) == row) {
         keys[j] = static_cast<uint32_t>(e >> 32);
         found = true;
@@ -160,9 +210,9 @@ size_t BandTables::memory_bytes() const {
   size_t bytes =
       (buffer_keys_.capacity() + next_.capacity()) * sizeof(uint32_t) + buffer_present_.capacity();
   for (const Band& b : tables_) {
-    bytes += b.entries.capacity() * sizeof(uint64_t) + b.directory.capacity() * sizeof(uint32_t) +
-             b.slots.capacity() * sizeof(uint64_t);
+    bytes += b.main.memory_bytes() + b.slots.capacity() * sizeof(uint64_t);
   }
+  bytes += (fresh_.capacity() + scratch_.capacity()) * sizeof(uint64_t);
   return bytes;
 }
 
