@@ -9,6 +9,7 @@
 #include "cli/commands.h"
 #include "cli/common.h"
 #include "neardup/dedup.h"
+#include "neardup/method.h"
 
 namespace neardup::cli {
 namespace {
@@ -122,14 +123,21 @@ void PrintSummary(const DedupReport& r, const DedupFlags& flags) {
           ? (", " + std::to_string(r.duplicates_of_index) + " of them of the earlier index").c_str()
           : "");
   line(buffer);
-  if (flags.method == "accurate") {
+  // The method and threshold the run used: with --against-settings they are the index's, not the
+  // flags'.
+  MethodOptions used;
+  used.method = flags.method == "accurate" ? DedupMethod::kAccurate : DedupMethod::kSimhash;
+  used.threshold = flags.threshold;
+  used.k = flags.k;
+  if (auto parsed = ParseSettingsLine(r.settings); parsed.ok()) used = *parsed;
+  if (used.method == DedupMethod::kAccurate) {
     if (r.pairs_complete) {
       std::snprintf(
           buffer, sizeof(buffer),
           "clusters    %llu of 2 or more documents; %llu pairs with estimated Jaccard >= %g "
           "(%llu candidates verified)",
           static_cast<unsigned long long>(r.clusters), static_cast<unsigned long long>(r.pairs),
-          flags.threshold, static_cast<unsigned long long>(r.candidates));
+          used.threshold, static_cast<unsigned long long>(r.candidates));
     } else {
       // Candidates already in one cluster were not verified: the pairs found are not all the pairs.
       std::snprintf(
@@ -137,13 +145,13 @@ void PrintSummary(const DedupReport& r, const DedupFlags& flags) {
           "clusters    %llu of 2 or more documents, joined by %llu pairs with estimated Jaccard "
           ">= %g (%llu candidates verified; --pairs finds every pair)",
           static_cast<unsigned long long>(r.clusters), static_cast<unsigned long long>(r.pairs),
-          flags.threshold, static_cast<unsigned long long>(r.candidates));
+          used.threshold, static_cast<unsigned long long>(r.candidates));
     }
   } else {
     std::snprintf(buffer, sizeof(buffer),
                   "clusters    %llu of 2 or more documents; %llu pairs within k=%d",
                   static_cast<unsigned long long>(r.clusters),
-                  static_cast<unsigned long long>(r.pairs), flags.k);
+                  static_cast<unsigned long long>(r.pairs), used.k);
   }
   line(buffer);
   if (r.empty_documents) {

@@ -26,9 +26,12 @@ TEST_P(BandTablesTest, EveryLookupMatchesABruteForce) {
   // directory bucket is used); key 0 and 0xFFFFFFFF sit at the tables' ends.
   auto next_key = [&](size_t row) -> uint32_t {
     switch (rng() % 4) {
-      case 0: return static_cast<uint32_t>(rng() % 50);
-      case 1: return row % 2 == 0 ? 0u : 0xFFFFFFFFu;
-      default: return static_cast<uint32_t>(rng());
+      case 0:
+        return static_cast<uint32_t>(rng() % 50);
+      case 1:
+        return row % 2 == 0 ? 0u : 0xFFFFFFFFu;
+      default:
+        return static_cast<uint32_t>(rng());
     }
   };
   auto check = [&](size_t rows) {
@@ -67,7 +70,8 @@ TEST_P(BandTablesTest, EveryLookupMatchesABruteForce) {
     for (size_t j = 0; j < bands; ++j) row_keys[j] = keys.emplace_back(next_key(row));
     tables.Add(static_cast<uint32_t>(row), row_keys);
     // Removes in bursts (enough to be dropped from the main tables) and alone (left behind).
-    if (rng() % 100 < (row / 4000 % 2 == 0 ? 12u : 1u)) removed.Add(static_cast<uint32_t>(rng() % (row + 1)));
+    if (rng() % 100 < (row / 4000 % 2 == 0 ? 12u : 1u))
+      removed.Add(static_cast<uint32_t>(rng() % (row + 1)));
     if (tables.ShouldMerge()) {
       tables.Merge(removed);
       ++merges;

@@ -9,16 +9,17 @@ namespace neardup::online_internal {
 uint64_t IdIndex::Hash(std::string_view id) { return XXH3_64bits(id.data(), id.size()); }
 
 void IdIndex::Place(uint32_t row) {
-  size_t s = Home(Hash(id(row)));
-  while (slots_[s] != kEmpty) s = Next(s);
-  slots_[s] = row;
+  const uint64_t hash = Hash(id(row));
+  size_t s = Home(hash);
+  while (RowOf(slots_[s]) != kEmpty) s = Next(s);
+  slots_[s] = Slot(hash, row);
 }
 
 void IdIndex::Rehash(size_t slots) {
-  std::vector<uint32_t> old = std::move(slots_);
-  slots_.assign(slots, kEmpty);
-  for (uint32_t row : old) {
-    if (row != kEmpty) Place(row);
+  std::vector<uint64_t> old = std::move(slots_);
+  slots_.assign(slots, uint64_t{kEmpty});
+  for (uint64_t slot : old) {
+    if (RowOf(slot) != kEmpty) Place(RowOf(slot));
   }
 }
 
@@ -37,27 +38,29 @@ void IdIndex::Link(uint32_t row) {
 
 std::optional<uint32_t> IdIndex::Find(std::string_view key) const {
   if (slots_.empty()) return std::nullopt;
-  for (size_t s = Home(Hash(key));; s = Next(s)) {
-    const uint32_t row = slots_[s];
+  const uint64_t hash = Hash(key);
+  for (size_t s = Home(hash);; s = Next(s)) {
+    const uint64_t slot = slots_[s];
+    const uint32_t row = RowOf(slot);
     if (row == kEmpty) return std::nullopt;
-    if (id(row) == key) return row;
+    if (SameTag(slot, hash) && id(row) == key) return row;
   }
 }
 
 void IdIndex::Unlink(uint32_t row) {
   size_t hole = Home(Hash(id(row)));
-  while (slots_[hole] != row) hole = Next(hole);
+  while (RowOf(slots_[hole]) != row) hole = Next(hole);
   // Backward-shift deletion: move later entries of the probe run into the hole when their home
   // allows it, so that no lookup stops early.
-  for (size_t s = Next(hole); slots_[s] != kEmpty; s = Next(s)) {
-    const size_t home = Home(Hash(id(slots_[s])));
+  for (size_t s = Next(hole); RowOf(slots_[s]) != kEmpty; s = Next(s)) {
+    const size_t home = Home(Hash(id(RowOf(slots_[s]))));
     const bool between = hole <= s ? (hole < home && home <= s) : (hole < home || home <= s);
     if (!between) {
       slots_[hole] = slots_[s];
       hole = s;
     }
   }
-  slots_[hole] = kEmpty;
+  slots_[hole] = uint64_t{kEmpty};
   --linked_;
 }
 

@@ -1,6 +1,9 @@
 // IdIndex: the string ids of an online index. Row r's id is bytes_[offsets_[r] .. offsets_[r + 1]);
 // an open-addressing table of rows (linear probing, hashed by XXH3, deletion by backward shift)
-// finds the row of a live id. An id costs its bytes plus 8 (offset) plus about 5 (table).
+// finds the row of a live id. Each slot keeps 32 bits of the id's hash beside its row, so a lookup
+// reads an id's bytes only when those bits agree (a probe run at the table's 80% load is about 13
+// slots long for an id that is not there). An id costs its bytes plus 8 (offset) plus about 10
+// (table).
 //
 // Thread safety: none; the owner serialises access.
 #ifndef NEARDUP_ONLINE_ID_INDEX_H_
@@ -16,7 +19,7 @@ namespace neardup::online_internal {
 
 class IdIndex {
  public:
-  static constexpr uint32_t kEmpty = 0xFFFFFFFFu;
+  static constexpr uint32_t kEmpty = 0xFFFFFFFFu;  // a slot's row when it is empty
 
   IdIndex() { offsets_.push_back(0); }
 
@@ -38,7 +41,7 @@ class IdIndex {
   void Reserve(size_t rows, size_t bytes_per_id);
   size_t memory_bytes() const {
     return bytes_.capacity() + offsets_.capacity() * sizeof(uint64_t) +
-           slots_.capacity() * sizeof(uint32_t);
+           slots_.capacity() * sizeof(uint64_t);
   }
 
  private:
@@ -48,12 +51,17 @@ class IdIndex {
     return static_cast<size_t>((static_cast<Wide>(hash) * slots_.size()) >> 64);
   }
   size_t Next(size_t s) const { return s + 1 == slots_.size() ? 0 : s + 1; }
+  static uint64_t Slot(uint64_t hash, uint32_t row) { return (hash << 32) | row; }
+  static uint32_t RowOf(uint64_t slot) { return static_cast<uint32_t>(slot); }
+  static bool SameTag(uint64_t slot, uint64_t hash) {
+    return static_cast<uint32_t>(slot >> 32) == static_cast<uint32_t>(hash);
+  }
   void Place(uint32_t row);
   void Rehash(size_t slots);
 
   std::string bytes_;
   std::vector<uint64_t> offsets_;
-  std::vector<uint32_t> slots_;
+  std::vector<uint64_t> slots_;  // Slot(hash, row): the hash's low 32 bits and the row
   size_t linked_ = 0;
 };
 

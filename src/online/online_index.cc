@@ -13,6 +13,7 @@
 #include "neardup/index.h"
 #include "online/band_tables.h"
 #include "online/id_index.h"
+#include "util/pod_array.h"
 
 namespace neardup {
 
@@ -246,6 +247,8 @@ class OnlineIndexImpl final : public OnlineIndex {
         while (sketch_chunks_.size() <= row / kSketchChunkRows) {
           sketch_chunks_.push_back(
               std::make_unique_for_overwrite<uint8_t[]>(kSketchChunkRows * sketch_bytes_));
+          util_internal::PrefaultForWrite(sketch_chunks_.back().get(),
+                                          kSketchChunkRows * sketch_bytes_);
         }
       }
       std::copy(signature.sketch.begin(), signature.sketch.end(), SketchOf(row));

@@ -315,6 +315,12 @@ fi
 if run against-settings 0 "$T/empty" -- "$ND" dedup -q "$T/day2.txt" --against "$T/day1.idx" --against-settings --dups "$T/dups3.tsv"; then
   expect_same against-settings "$T/dups3.tsv" "$(cat "$T/dups2.tsv")"
 fi
+# The summary names the threshold the run used: the index's (0.7), not the option's default (0.8).
+if run save-accurate-07 0 "$T/empty" -- "$ND" dedup -q "$T/day1.txt" --threshold 0.7 --save-index "$T/day1-07.idx"; then
+  if run against-settings-summary 0 "$T/empty" -- "$ND" dedup "$T/day2.txt" --against "$T/day1-07.idx" --against-settings -o /dev/null; then
+    expect against-settings-summary "$T/err" "pairs with estimated Jaccard >= 0.7 ("
+  fi
+fi
 if run against-settings-and-threshold 2 "$T/empty" -- "$ND" dedup -q "$T/day2.txt" --against "$T/day1.idx" --against-settings --threshold 0.7; then
   expect_output against-settings-and-threshold "" "neardup dedup: usage: --against-settings takes the method and its settings from the index: leave out --threshold"
 fi
