@@ -1,10 +1,10 @@
 // Fuzz target: the readers of what the online index keeps: a settings line (store and index file
 // headers), a store's document record, and a signature index file, given bytes that may be damaged
-// anywhere. The first byte picks the reader. Each must fail cleanly (an error, nothing half-made) or
-// give a value that writes back to the same bytes: a settings line that parses prints as a line that
-// parses to the same options; a record that decodes encodes to the same bytes; a signature file
-// that loads has arrays of its own sizes. A violation aborts, which libFuzzer and the replay both
-// report.
+// anywhere. The first byte picks the reader. Each must fail cleanly (an error, nothing half-made)
+// or give a value that writes back to the same bytes: a settings line that parses prints as a line
+// that parses to the same options; a record that decodes encodes to the same bytes; a signature
+// file that loads has arrays of its own sizes. A violation aborts, which libFuzzer and the replay
+// both report.
 #include <unistd.h>
 
 #include <cstddef>
