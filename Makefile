@@ -52,7 +52,8 @@ quality: build
 
 # Every C++ file of the tree is formatted by .clang-format; `make format-check` (run by .ci/run) fails
 # naming the files that are not.
-FORMATTED = $$(git ls-files '*.h' '*.cc' | grep -v '^tests/data/')
+# (New files count before they are added: git's untracked files that it does not ignore.)
+FORMATTED = $$(git ls-files --cached --others --exclude-standard '*.h' '*.cc' | grep -v '^tests/data/')
 
 format:
 	@clang-format -i $(FORMATTED)
