@@ -131,22 +131,17 @@ void PrintSummary(const DedupReport& r, const DedupFlags& flags) {
   used.k = flags.k;
   if (auto parsed = ParseSettingsLine(r.settings); parsed.ok()) used = *parsed;
   if (used.method == DedupMethod::kAccurate) {
-    if (r.pairs_complete) {
-      std::snprintf(
-          buffer, sizeof(buffer),
-          "clusters    %llu of 2 or more documents; %llu pairs with estimated Jaccard >= %g "
-          "(%llu candidates verified)",
-          static_cast<unsigned long long>(r.clusters), static_cast<unsigned long long>(r.pairs),
-          used.threshold, static_cast<unsigned long long>(r.candidates));
-    } else {
-      // Candidates already in one cluster were not verified: the pairs found are not all the pairs.
-      std::snprintf(
-          buffer, sizeof(buffer),
-          "clusters    %llu of 2 or more documents, joined by %llu pairs with estimated Jaccard "
-          ">= %g (%llu candidates verified; --pairs finds every pair)",
-          static_cast<unsigned long long>(r.clusters), static_cast<unsigned long long>(r.pairs),
-          used.threshold, static_cast<unsigned long long>(r.candidates));
-    }
+    // Candidates already in one cluster may not have been verified: then the pairs found are not
+    // all the pairs.
+    std::snprintf(
+        buffer, sizeof(buffer),
+        r.pairs_complete ? "clusters    %llu of 2 or more documents; %llu pairs with estimated "
+                           "Jaccard >= %g (%llu candidates verified)"
+                         : "clusters    %llu of 2 or more documents, joined by %llu pairs with "
+                           "estimated Jaccard >= %g (%llu candidates verified; --pairs finds every "
+                           "pair)",
+        static_cast<unsigned long long>(r.clusters), static_cast<unsigned long long>(r.pairs),
+        used.threshold, static_cast<unsigned long long>(r.candidates));
   } else {
     std::snprintf(buffer, sizeof(buffer),
                   "clusters    %llu of 2 or more documents; %llu pairs within k=%d",
