@@ -35,13 +35,19 @@ Result<std::unique_ptr<Store>> OpenStore(const std::string& dir, const StoreFlag
     if (!parsed.ok()) return UsageError(parsed.status().message());
     method = *parsed;
   }
+  if (flags.disk_resident && method && *method != DedupMethod::kSimhash)
+    return UsageError("--disk-resident stores hold the simhash method only");
   StoreOptions options;
   options.fsync = *fsync;
   options.create_if_missing = false;
+  if (flags.disk_resident) options.disk_resident = true;
   auto store = Store::Open(dir, options);
   if (!store.ok() && store.status().code() == Status::Code::kNotFound && create) {
     options.create_if_missing = true;
-    options.method = WithFlags(MethodOptions(), flags, method.value_or(DedupMethod::kAccurate));
+    // A disk-resident store is a simhash one without --method.
+    const DedupMethod fresh =
+        method.value_or(flags.disk_resident ? DedupMethod::kSimhash : DedupMethod::kAccurate);
+    options.method = WithFlags(MethodOptions(), flags, fresh);
     return Store::Open(dir, options);
   }
   if (!store.ok()) return store.status();
@@ -282,10 +288,12 @@ int RunStoreInfo(const std::string& dir) {
   if (!store.ok()) return ReportError("index info", store.status());
   const StoreStats stats = (*store)->Stats();
   Output output;
+  const std::string index =
+      stats.disk_resident ? "disk-resident, tables " + stats.table_design : std::string("memory");
   output.buffer() += Format(
-      "store: %s\nformat: %u\nsettings: %s\ndocuments: %llu (%llu without features)\nrows: %llu\n"
-      "memory: %llu bytes\ndisk: %llu bytes\n",
-      dir.c_str(), stats.format_version, stats.index.settings.c_str(),
+      "store: %s\nformat: %u\nsettings: %s\nindex: %s\ndocuments: %llu (%llu without features)\n"
+      "rows: %llu\nmemory: %llu bytes\ndisk: %llu bytes\n",
+      dir.c_str(), stats.format_version, stats.index.settings.c_str(), index.c_str(),
       static_cast<unsigned long long>(stats.index.documents),
       static_cast<unsigned long long>(stats.index.empty_documents),
       static_cast<unsigned long long>(stats.next_row),
@@ -319,6 +327,8 @@ void AddStoreCommands(CLI::App* index, int* exit_code) {
       "printed after their batch is synced), never (no sync: survives a crash of the process, not "
       "of\n"
       "the system). doc/store.md says what each guarantees.\n"
+      "--disk-resident: the new store's SimHash tables live in its database (one seek per table\n"
+      "a query) instead of memory: it opens at once and holds more documents than RAM.\n"
       "Example:\n"
       "  neardup index add posts.store posts.jsonl --jsonl --threshold 0.7\n"
       "  echo '{\"id\":\"new\",\"text\":\"...\"}' | neardup index add posts.store --jsonl --fsync "
@@ -340,6 +350,9 @@ void AddStoreCommands(CLI::App* index, int* exit_code) {
   add->add_flag("--if-new", flags->if_new,
                 "Store a document only when it matches nothing stored (default)")
       ->excludes(always);
+  add->add_flag("--disk-resident", flags->disk_resident,
+                "A new store keeps its SimHash tables on disk, for more documents than memory "
+                "(simhash; queries read the disk)");
   add->callback([flags, dir, exit_code] {
     auto resolved = WithInputFormat(*flags);
     *exit_code =

@@ -8,8 +8,13 @@
 // after a reopen answer exactly as before it.
 //
 // Every insert or remove is one RocksDB write batch (the document record, its id entry and the row
-// counter together): after a crash a document is stored whole or not at all. StoreOptions::fsync
-// chooses what an acknowledged write survives (see FsyncMode).
+// counter together): after a crash a document is stored whole or not at all.
+//
+// A disk-resident store (StoreOptions::disk_resident, simhash only) keeps no index in memory: its
+// permuted SimHash tables are a fourth column family, written in the same batches, and queries
+// seek them (one seek per table). It opens at once whatever its size; its memory is RocksDB's
+// block cache and index blocks. Its writes are applied one group at a time (no pipelining).
+// StoreOptions::fsync chooses what an acknowledged write survives (see FsyncMode).
 //
 // Writes are serialised in one queue: the write at its head is checked against the index (the
 // query of QueryAndInsert, the id's presence), applied to the in-memory index, written durably, and
@@ -78,6 +83,14 @@ struct StoreOptions {
   bool create_if_missing = true;
   // Documents expected (sizes the in-memory tables once; 0: grown as needed).
   uint64_t expected_documents = 0;
+  // Where the index of a new store lives. false (default): in memory, rebuilt from the documents at
+  // every open. true: the SimHash tables live in the database itself and queries read them with
+  // one prefix seek per table, for collections larger than RAM (the simhash method only;
+  // doc/store.md). For an existing store: nullopt takes the store's own; given, it must be the
+  // store's, else Open fails with FailedPrecondition.
+  std::optional<bool> disk_resident;
+  // A disk-resident store's block cache (the memory its queries read through).
+  uint64_t block_cache_bytes = uint64_t{256} << 20;
 };
 
 struct StoreStats {
@@ -87,6 +100,8 @@ struct StoreStats {
   uint64_t next_row = 0;  // rows handed out so far (removed rows are never reused)
   FsyncMode fsync = FsyncMode::kBatch;
   uint64_t syncs = 0;  // durable writes issued by this process (batches, not documents)
+  bool disk_resident = false;
+  std::string table_design;  // disk-resident: the tables' design (TableDesign::ToString)
 };
 
 // A document of QueryAndInsertBatch, already signed (by signer()).
@@ -145,7 +160,8 @@ class Store {
   // QueryAndInsertBatch with InsertPolicy::kAlways and no queries.
   Result<std::vector<StoreInsertResult>> InsertBatch(std::span<const SignedDocument> documents);
 
-  // Reads of the in-memory index (OnlineIndex's contracts); they never touch the disk.
+  // Reads of the index (OnlineIndex's contracts): of the in-memory index, without touching the
+  // disk; of a disk-resident store, from its database (IOError or Corruption when it fails).
   Result<std::vector<OnlineMatch>> Query(std::string_view text) const;
   Result<std::vector<OnlineMatch>> QuerySigned(const Signature& signature,
                                                OnlineQueryStats* stats = nullptr) const;
@@ -165,7 +181,7 @@ class Store {
   struct Queue;
   struct PendingWrite;
 
-  Store(std::string path, FsyncMode fsync);
+  Store(std::string path, FsyncMode fsync, bool disk_resident);
   Status Write(Writer* writer);
   PendingWrite ApplyGroup(std::span<Writer* const> group);
   Status CommitGroup(PendingWrite* write);
@@ -174,6 +190,7 @@ class Store {
 
   std::string path_;
   FsyncMode fsync_;
+  bool disk_resident_;            // index_ is a store::DiskResidentIndex
   std::unique_ptr<Database> db_;  // closed before the index goes
   std::unique_ptr<OnlineIndex> index_;
   std::unique_ptr<Queue> queue_;

@@ -12,6 +12,7 @@
 
 #include "neardup/index.h"
 #include "online/band_tables.h"
+#include "online/document_id.h"
 #include "online/id_index.h"
 #include "util/pod_array.h"
 
@@ -28,10 +29,11 @@ OnlineQueryStats& OnlineQueryStats::operator+=(const OnlineQueryStats& other) {
 namespace {
 
 using online_internal::BandTables;
+using online_internal::CheckId;
 using online_internal::IdIndex;
+using online_internal::PrintableId;
 using online_internal::RowBits;
 
-constexpr size_t kMaxIdBytes = 65535;
 constexpr size_t kSketchChunkRows = 65536;
 constexpr uint32_t kMaxRows = 0xFFFFFFFEu;
 
@@ -69,7 +71,7 @@ class OnlineIndexImpl final : public OnlineIndex {
   Status Remove(std::string_view id) override {
     std::unique_lock lock(mutex_);
     auto row = ids_.Find(id);
-    if (!row) return Status::NotFound("no document with id '" + Printable(id) + "'");
+    if (!row) return Status::NotFound("no document with id '" + PrintableId(id) + "'");
     ids_.Unlink(*row);
     removed_.Add(*row);
     if (empty_.Contains(*row)) {
@@ -114,7 +116,7 @@ class OnlineIndexImpl final : public OnlineIndex {
     NEARDUP_RETURN_IF_ERROR(CheckSignature(signature));
     std::unique_lock lock(mutex_);
     if (ids_.Find(id))
-      return Status::FailedPrecondition("id '" + Printable(id) + "' is already stored");
+      return Status::FailedPrecondition("id '" + PrintableId(id) + "' is already stored");
     QueryAndInsertResult result;
     OnlineQueryStats local;
     auto matches = QueryLocked(signature, &local);
@@ -136,7 +138,7 @@ class OnlineIndexImpl final : public OnlineIndex {
   Result<Signature> Get(std::string_view id) const override {
     std::shared_lock lock(mutex_);
     auto row = ids_.Find(id);
-    if (!row) return Status::NotFound("no document with id '" + Printable(id) + "'");
+    if (!row) return Status::NotFound("no document with id '" + PrintableId(id) + "'");
     Signature signature;
     FillSignature(*row, &signature);
     if (accurate_ && !signature.empty) bands_->KeysOf(*row, signature.band_keys);
@@ -182,32 +184,6 @@ class OnlineIndexImpl final : public OnlineIndex {
   }
 
  private:
-  static std::string Printable(std::string_view id) {
-    std::string out;
-    for (char c : id.substr(0, 200)) {
-      const auto u = static_cast<unsigned char>(c);
-      if (u < 0x20 || u == 0x7f) {
-        static const char* kHex = "0123456789abcdef";
-        out += "\\x";
-        out += kHex[u >> 4];
-        out += kHex[u & 15];
-      } else {
-        out += c;
-      }
-    }
-    if (id.size() > 200) out += "...";
-    return out;
-  }
-
-  static Status CheckId(std::string_view id) {
-    if (id.empty()) return Status::InvalidArgument("a document id must not be empty");
-    if (id.size() > kMaxIdBytes) {
-      return Status::InvalidArgument("a document id is " + std::to_string(id.size()) +
-                                     " bytes long; the limit is " + std::to_string(kMaxIdBytes));
-    }
-    return Status::OK();
-  }
-
   Status CheckSignature(const Signature& signature) const {
     if (signature.sketch.size() != sketch_bytes_ ||
         signature.band_keys.size() != signer_->bands()) {
@@ -235,7 +211,7 @@ class OnlineIndexImpl final : public OnlineIndex {
 
   Status InsertLocked(std::string_view id, const Signature& signature) {
     if (ids_.Find(id))
-      return Status::FailedPrecondition("id '" + Printable(id) + "' is already stored");
+      return Status::FailedPrecondition("id '" + PrintableId(id) + "' is already stored");
     if (simhashes_.size() >= kMaxRows)
       return Status::ResourceExhausted("the index holds 2^32 - 2 inserts");
     const auto row = static_cast<uint32_t>(simhashes_.size());

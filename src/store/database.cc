@@ -1,5 +1,8 @@
 #include "store/database.h"
 
+#include <rocksdb/table.h>
+
+#include <algorithm>
 #include <cstdarg>
 
 #include "store/record.h"
@@ -19,6 +22,10 @@ class SilentLogger final : public rocksdb::Logger {
 
 Database::~Database() {
   if (db == nullptr) return;
+  if (flush_on_close) {
+    // Best effort: what a failed flush leaves is still in the log, replayed at the next open.
+    db->Flush(rocksdb::FlushOptions(), handles).PermitUncheckedError();
+  }
   for (rocksdb::ColumnFamilyHandle* handle : handles) db->DestroyColumnFamilyHandle(handle);
   db->Close().PermitUncheckedError();
 }
@@ -37,14 +44,33 @@ rocksdb::Options DatabaseOptions(bool create) {
   return options;
 }
 
-Status OpenDatabase(const std::string& dir, bool read_only, bool create, Database* database) {
-  const rocksdb::Options options = DatabaseOptions(create);
+Status OpenDatabase(const std::string& dir, bool read_only, bool create, Database* database,
+                    bool tables, uint64_t cache_bytes) {
+  rocksdb::Options options = DatabaseOptions(create);
+  if (!create) {
+    std::vector<std::string> names;
+    // A failure here (no store, a damaged MANIFEST) is reported by the open below.
+    if (rocksdb::DB::ListColumnFamilies(options, dir, &names).ok())
+      tables = std::find(names.begin(), names.end(), kTablesFamily) != names.end();
+  }
+  if (tables) {
+    // The tables are read by queries: a block cache, every file's reader (and index block) open,
+    // and no compression (the keys are random bits).
+    database->cache = rocksdb::NewLRUCache(cache_bytes);
+    rocksdb::BlockBasedTableOptions table;
+    table.block_cache = database->cache;
+    table.cache_index_and_filter_blocks = false;
+    options.table_factory.reset(rocksdb::NewBlockBasedTableFactory(table));
+    options.compression = rocksdb::kNoCompression;
+    options.max_open_files = -1;
+  }
   std::vector<rocksdb::ColumnFamilyDescriptor> families = {
       {rocksdb::kDefaultColumnFamilyName, rocksdb::ColumnFamilyOptions(options)},
       {kMetaFamily, rocksdb::ColumnFamilyOptions(options)},
       {kIdsFamily, rocksdb::ColumnFamilyOptions(options)},
       {kDocumentsFamily, rocksdb::ColumnFamilyOptions(options)},
   };
+  if (tables) families.push_back({kTablesFamily, rocksdb::ColumnFamilyOptions(options)});
   rocksdb::DB* db = nullptr;
   const rocksdb::Status status =
       read_only ? rocksdb::DB::OpenForReadOnly(options, dir, families, &database->handles, &db)
@@ -54,7 +80,18 @@ Status OpenDatabase(const std::string& dir, bool read_only, bool create, Databas
   database->meta = database->handles[1];
   database->ids = database->handles[2];
   database->documents = database->handles[3];
+  if (tables) database->tables = database->handles[4];
   return Status::OK();
+}
+
+uint64_t Database::memory_bytes() const {
+  uint64_t total = cache != nullptr ? cache->GetUsage() : 0;
+  uint64_t value = 0;
+  for (rocksdb::ColumnFamilyHandle* handle : handles) {
+    if (db->GetIntProperty(handle, "rocksdb.cur-size-all-mem-tables", &value)) total += value;
+    if (db->GetIntProperty(handle, "rocksdb.estimate-table-readers-mem", &value)) total += value;
+  }
+  return total;
 }
 
 Status ToStatus(const rocksdb::Status& status, std::string_view dir, std::string_view doing) {

@@ -4,6 +4,7 @@
 #ifndef NEARDUP_SRC_STORE_DATABASE_H_
 #define NEARDUP_SRC_STORE_DATABASE_H_
 
+#include <rocksdb/cache.h>
 #include <rocksdb/db.h>
 #include <rocksdb/options.h>
 #include <rocksdb/status.h>
@@ -17,7 +18,8 @@
 
 namespace neardup::store {
 
-// An open database and its handles (meta, ids, documents), closed and released together.
+// An open database and its handles (meta, ids, documents, and tables for a disk-resident store),
+// closed and released together.
 struct Database {
   Database() = default;
   Database(const Database&) = delete;
@@ -29,6 +31,14 @@ struct Database {
   rocksdb::ColumnFamilyHandle* meta = nullptr;
   rocksdb::ColumnFamilyHandle* ids = nullptr;
   rocksdb::ColumnFamilyHandle* documents = nullptr;
+  rocksdb::ColumnFamilyHandle* tables = nullptr;  // disk-resident stores only
+  std::shared_ptr<rocksdb::Cache> cache;          // disk-resident stores only: the block cache
+  // Flush the memtables into table files at close, so that the next open has no log to replay
+  // (set for the store's own read-write open).
+  bool flush_on_close = false;
+
+  // RocksDB's memory: block cache in use, memtables, table readers (index blocks).
+  uint64_t memory_bytes() const;
 };
 
 // The options of every open: paranoid checks, no LOG file (a refused directory is left exactly as
@@ -36,8 +46,11 @@ struct Database {
 rocksdb::Options DatabaseOptions(bool create);
 
 // Opens the database in `dir` with the store's column families (read-only: nothing is written, no
-// lock is taken). Errors as ToStatus.
-Status OpenDatabase(const std::string& dir, bool read_only, bool create, Database* database);
+// lock is taken). An existing store's tables family is opened when it has one; `create` with
+// `tables` creates a store that has one. A store with tables reads through a block cache of
+// cache_bytes. Errors as ToStatus.
+Status OpenDatabase(const std::string& dir, bool read_only, bool create, Database* database,
+                    bool tables = false, uint64_t cache_bytes = uint64_t{256} << 20);
 
 // A RocksDB status as neardup's, naming the store: a held lock becomes FailedPrecondition "DIR is
 // in use by another process", damage becomes Corruption, other failures IOError.

@@ -10,14 +10,12 @@
 #include <rocksdb/write_batch.h>
 
 #include <algorithm>
-#include <array>
 #include <atomic>
-#include <bit>
 #include <cstring>
 #include <filesystem>
 #include <mutex>
 
-#include "index/layout.h"
+#include "store/simhash_tables.h"
 
 namespace neardup {
 
@@ -42,40 +40,6 @@ void PutBig64(uint64_t value, char* out) {
   }
 }
 
-uint64_t GetBig64(const char* in) {
-  uint64_t value = 0;
-  for (int i = 0; i < 8; ++i) value = value << 8 | static_cast<unsigned char>(in[i]);
-  return value;
-}
-
-std::string DesignText(const TableDesign& design) {
-  std::string s;
-  for (int bits : design.block_bits) {
-    if (!s.empty()) s.push_back(',');
-    s.append(std::to_string(bits));
-  }
-  s.push_back('/');
-  s.append(std::to_string(design.key_blocks));
-  return s;
-}
-
-Result<TableDesign> ParseDesign(const std::string& text) {
-  TableDesign design;
-  const size_t slash = text.find('/');
-  if (slash == std::string::npos) return Status::Corruption("bad design '" + text + "'");
-  size_t i = 0;
-  while (i < slash) {
-    size_t end = text.find(',', i);
-    if (end == std::string::npos || end > slash) end = slash;
-    design.block_bits.push_back(std::atoi(text.substr(i, end - i).c_str()));
-    i = end + 1;
-  }
-  design.key_blocks = std::atoi(text.substr(slash + 1).c_str());
-  Status valid = design.Validate();
-  if (!valid.ok()) return Status::Corruption("bad design '" + text + "': " + valid.message());
-  return design;
-}
-
 Status FromRocks(const rocksdb::Status& status, const std::string& path) {
   if (status.ok()) return Status::OK();
   const std::string message = path + ": " + status.ToString();
@@ -92,15 +56,7 @@ class DiskIndexImpl final : public DiskSimhashIndex {
  public:
   DiskIndexImpl(std::string path, const TableDesign& design, bool sync,
                 std::shared_ptr<rocksdb::Cache> cache)
-      : path_(std::move(path)), layout_(design), sync_(sync), cache_(std::move(cache)) {
-    original_bit_.resize(static_cast<size_t>(layout_.tables()));
-    for (int t = 0; t < layout_.tables(); ++t) {
-      for (int j = 0; j < 64; ++j) {
-        const int p = std::countr_zero(layout_.Permute(t, uint64_t{1} << j));
-        original_bit_[static_cast<size_t>(t)][static_cast<size_t>(p)] = static_cast<uint8_t>(j);
-      }
-    }
-  }
+      : path_(std::move(path)), simhash_(design), sync_(sync), cache_(std::move(cache)) {}
 
   ~DiskIndexImpl() override {
     for (auto* handle : handles_) db_->DestroyColumnFamilyHandle(handle);
@@ -121,10 +77,7 @@ class DiskIndexImpl final : public DiskSimhashIndex {
       return Status::FailedPrecondition("id " + std::to_string(id) + " is already stored");
     if (!got.IsNotFound()) return FromRocks(got, path_);
     rocksdb::WriteBatch batch;
-    for (int t = 0; t < layout_.tables(); ++t) {
-      const std::string key = TableKey(t, layout_.Permute(t, fingerprint), id);
-      NEARDUP_RETURN_IF_ERROR(FromRocks(batch.Put(tables_, key, rocksdb::Slice()), path_));
-    }
+    NEARDUP_RETURN_IF_ERROR(FromRocks(simhash_.Put(&batch, tables_, id, fingerprint), path_));
     char value[8];
     std::memcpy(value, &fingerprint, 8);  // little-endian machines only (checked at build)
     NEARDUP_RETURN_IF_ERROR(FromRocks(
@@ -141,10 +94,7 @@ class DiskIndexImpl final : public DiskSimhashIndex {
     auto fingerprint = Get(id);
     if (!fingerprint.ok()) return fingerprint.status();
     rocksdb::WriteBatch batch;
-    for (int t = 0; t < layout_.tables(); ++t) {
-      NEARDUP_RETURN_IF_ERROR(FromRocks(
-          batch.Delete(tables_, TableKey(t, layout_.Permute(t, *fingerprint), id)), path_));
-    }
+    NEARDUP_RETURN_IF_ERROR(FromRocks(simhash_.Delete(&batch, tables_, id, *fingerprint), path_));
     char id_key[8];
     PutBig64(id, id_key);
     NEARDUP_RETURN_IF_ERROR(FromRocks(batch.Delete(documents_, rocksdb::Slice(id_key, 8)), path_));
@@ -160,36 +110,20 @@ class DiskIndexImpl final : public DiskSimhashIndex {
 
   Result<std::vector<Match>> Query(uint64_t fingerprint, int k,
                                    DiskQueryStats* stats) const override {
-    if (k < 0 || k > layout_.design().max_exact_k()) {
+    if (k < 0 || k > simhash_.max_k()) {
       return Status::InvalidArgument("k = " + std::to_string(k) + " is outside 0.." +
-                                     std::to_string(layout_.design().max_exact_k()) +
+                                     std::to_string(simhash_.max_k()) +
                                      ", what this index's design answers exactly");
     }
     rocksdb::SetPerfLevel(rocksdb::PerfLevel::kEnableCount);
     rocksdb::get_perf_context()->Reset();
     DiskQueryStats local;
-    local.queries = 1;
     std::vector<Match> out;
-    std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), tables_));
-    for (int t = 0; t < layout_.tables(); ++t) {
-      const uint64_t permuted = layout_.Permute(t, fingerprint);
-      const int key_bits = layout_.key_bits(t);
-      const uint64_t key_mask = key_bits == 0 ? 0 : ~uint64_t{0} << (64 - key_bits);
-      const std::string start = TableKey(t, permuted & key_mask, 0);
-      ++local.seeks;
-      for (it->Seek(rocksdb::Slice(start.data(), 9)); it->Valid(); it->Next()) {
-        const rocksdb::Slice key = it->key();
-        if (key.size() != 17 || static_cast<unsigned char>(key[0]) != t) break;
-        const uint64_t stored = GetBig64(key.data() + 1);
-        if ((stored & key_mask) != (permuted & key_mask)) break;
-        ++local.entries_read;
-        const int distance = std::popcount(stored ^ permuted);
-        if (distance > k) continue;
-        // Reported by the first table whose key both share (so each match once).
-        if (!OwnedBy(t, stored ^ permuted)) continue;
-        out.push_back({GetBig64(key.data() + 9), distance});
-      }
-      if (!it->status().ok()) return FromRocks(it->status(), path_);
+    const rocksdb::Status read =
+        simhash_.Query(db_, tables_, rocksdb::ReadOptions(), fingerprint, k, &out, &local);
+    if (!read.ok()) {
+      rocksdb::SetPerfLevel(rocksdb::PerfLevel::kDisable);
+      return FromRocks(read, path_);
     }
     const rocksdb::PerfContext* perf = rocksdb::get_perf_context();
     local.block_reads = perf->block_read_count;
@@ -198,7 +132,6 @@ class DiskIndexImpl final : public DiskSimhashIndex {
     std::sort(out.begin(), out.end(), [](const Match& a, const Match& b) {
       return a.distance != b.distance ? a.distance < b.distance : a.id < b.id;
     });
-    local.matches = out.size();
     if (stats != nullptr) *stats += local;
     return out;
   }
@@ -221,7 +154,7 @@ class DiskIndexImpl final : public DiskSimhashIndex {
   DiskIndexStats Stats() const override {
     DiskIndexStats stats;
     stats.size = size_.load();
-    stats.design = layout_.design().ToString();
+    stats.design = simhash_.design().ToString();
     std::error_code error;
     for (const auto& entry : std::filesystem::recursive_directory_iterator(path_, error)) {
       if (entry.is_regular_file(error)) stats.disk_bytes += entry.file_size(error);
@@ -238,26 +171,6 @@ class DiskIndexImpl final : public DiskSimhashIndex {
   }
 
  private:
-  static std::string TableKey(int table, uint64_t permuted, uint64_t id) {
-    std::string key(17, '\0');
-    key[0] = static_cast<char>(table);
-    PutBig64(permuted, key.data() + 1);
-    PutBig64(id, key.data() + 9);
-    return key;
-  }
-
-  // Whether table t is the first table whose key the query and the stored code share, given their
-  // difference permuted for t (at most k bits set): the pair is then reported by t alone.
-  bool OwnedBy(int t, uint64_t permuted_difference) const {
-    uint64_t difference = 0;
-    for (uint64_t d = permuted_difference; d != 0; d &= d - 1) {
-      difference |=
-          uint64_t{1}
-          << original_bit_[static_cast<size_t>(t)][static_cast<size_t>(std::countr_zero(d))];
-    }
-    return layout_.OwnerTable(layout_.AgreeingBlocks(difference)) == t;
-  }
-
   rocksdb::WriteOptions WriteOptions() const {
     rocksdb::WriteOptions options;
     options.sync = sync_;
@@ -265,10 +178,9 @@ class DiskIndexImpl final : public DiskSimhashIndex {
   }
 
   const std::string path_;
-  const index_internal::Layout layout_;
+  const store::SimhashTables simhash_;
   const bool sync_;
   std::shared_ptr<rocksdb::Cache> cache_;
-  std::vector<std::array<uint8_t, 64>> original_bit_;  // [table][permuted bit] = original bit
   rocksdb::DB* db_ = nullptr;
   std::vector<rocksdb::ColumnFamilyHandle*> handles_;
   rocksdb::ColumnFamilyHandle* meta_ = nullptr;
@@ -300,7 +212,7 @@ Status DiskIndexImpl::Init(const rocksdb::Options& options, bool create) {
     rocksdb::WriteBatch batch;
     NEARDUP_RETURN_IF_ERROR(FromRocks(batch.Put(meta_, "format", kFormat), path_));
     NEARDUP_RETURN_IF_ERROR(
-        FromRocks(batch.Put(meta_, "design", DesignText(layout_.design())), path_));
+        FromRocks(batch.Put(meta_, "design", store::DesignText(simhash_.design())), path_));
     rocksdb::WriteOptions sync;
     sync.sync = true;
     NEARDUP_RETURN_IF_ERROR(FromRocks(db_->Write(sync, &batch), path_));
@@ -380,12 +292,15 @@ Status DiskIndexImpl::BulkLoad(std::span<const uint64_t> ids,
         },
         true));
   }
-  for (int t = 0; t < layout_.tables() && !entries.empty(); ++t) {
+  for (int t = 0; t < simhash_.tables() && !entries.empty(); ++t) {
     if (progress) progress(t);
     for (size_t i = 0; i < ids.size(); ++i)
-      entries[i] = {layout_.Permute(t, fingerprints[i]), ids[i]};
+      entries[i] = {simhash_.Permute(t, fingerprints[i]), ids[i]};
     NEARDUP_RETURN_IF_ERROR(write_sorted(
-        tables_, entries, [t](uint64_t permuted, uint64_t id) { return TableKey(t, permuted, id); },
+        tables_, entries,
+        [t](uint64_t permuted, uint64_t id) {
+          return store::SimhashTables::PermutedKey(t, permuted, id);
+        },
         false));
   }
   rocksdb::WriteOptions sync;
@@ -437,7 +352,7 @@ Result<std::unique_ptr<DiskSimhashIndex>> DiskSimhashIndex::Open(const std::stri
     if (got.IsNotFound())
       return Status::InvalidArgument(path + " is not a neardup disk index (no design record)");
     if (!got.ok()) return FromRocks(got, path);
-    auto parsed = ParseDesign(text);
+    auto parsed = store::ParseDesign(text);
     if (!parsed.ok()) return parsed.status().WithContext(path);
     design = *parsed;
   } else {

@@ -23,9 +23,19 @@ inline constexpr uint8_t kRecordVersion = 1;
 inline constexpr const char* kMetaFamily = "meta";
 inline constexpr const char* kIdsFamily = "ids";
 inline constexpr const char* kDocumentsFamily = "documents";
+// Disk-resident stores only: the SimHash tables (store/simhash_tables.h).
+inline constexpr const char* kTablesFamily = "tables";
 inline constexpr std::string_view kFormatVersionKey = "format_version";
 inline constexpr std::string_view kSettingsKey = "settings";
 inline constexpr std::string_view kNextRowKey = "next_row";
+// Disk-resident stores only: "disk" in kIndexKey, the tables' design (DesignText), and the counts
+// of stored documents and of those without features, written with every change (a count at open
+// would read every document).
+inline constexpr std::string_view kIndexKey = "index";
+inline constexpr std::string_view kDiskIndex = "disk";
+inline constexpr std::string_view kDesignKey = "design";
+inline constexpr std::string_view kDocumentsKey = "documents";
+inline constexpr std::string_view kEmptyDocumentsKey = "empty_documents";
 
 // A row number as the key of the documents family: 8 bytes big-endian, so that the bytewise order
 // of keys is the order of rows.

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <unordered_map>
 
+#include "store/disk_resident_index.h"
 #include "store/record.h"
 #include "store/store_internal.h"
 
@@ -38,8 +39,11 @@ std::string_view FsyncModeName(FsyncMode mode) {
   return "?";
 }
 
-Store::Store(std::string path, FsyncMode fsync)
-    : path_(std::move(path)), fsync_(fsync), queue_(std::make_unique<Queue>()) {}
+Store::Store(std::string path, FsyncMode fsync, bool disk_resident)
+    : path_(std::move(path)),
+      fsync_(fsync),
+      disk_resident_(disk_resident),
+      queue_(std::make_unique<Queue>()) {}
 
 Store::~Store() { db_.reset(); }
 
@@ -58,8 +62,9 @@ Status Store::Write(Writer* writer) {
       group.push_back(*it);
     }
   }
-  // A remove reads the row of its id from the database: the writes before it must be there.
-  bool removes = false;
+  // A remove reads the row of its id from the database, and so does every query of a
+  // disk-resident store: the writes before them must be there.
+  bool removes = disk_resident_;
   for (const Writer* member : group) removes |= member->remove_id.has_value();
   if (removes) {
     while (queue_->written != queue_->tickets) queue_->turn.wait(lock);
@@ -92,6 +97,7 @@ Status Store::Write(Writer* writer) {
 Store::PendingWrite Store::ApplyGroup(std::span<Writer* const> group) {
   store::Database& rocks = db_->rocks;
   const uint32_t stamp = store::SettingsStamp(signer().settings());
+  auto* disk = disk_resident_ ? static_cast<store::DiskResidentIndex*>(index_.get()) : nullptr;
   PendingWrite pending;
   rocksdb::WriteBatch& batch = pending.batch;
   std::vector<Undo>& undo = pending.undo;
@@ -127,6 +133,7 @@ Store::PendingWrite Store::ApplyGroup(std::span<Writer* const> group) {
       if (!writer->status.ok()) continue;
       if (put.ok()) put = batch.Delete(rocks.ids, id);
       if (put.ok()) put = batch.Delete(rocks.documents, store::RowKey(*row));
+      if (put.ok() && disk != nullptr) put = disk->DeleteEntries(&batch, *row, *signature);
       rows.erase(id);
       undo.push_back({true, id, std::move(*signature)});
       continue;
@@ -154,6 +161,7 @@ Store::PendingWrite Store::ApplyGroup(std::span<Writer* const> group) {
                         store::EncodeDocument(document.id, document.signature, stamp));
       }
       if (put.ok()) put = batch.Put(rocks.ids, document.id, store::EncodeFixed64(row));
+      if (put.ok() && disk != nullptr) put = disk->PutEntries(&batch, row, document.signature);
       rows[document.id] = row;
       undo.push_back({false, document.id, {}});
     }
@@ -162,13 +170,18 @@ Store::PendingWrite Store::ApplyGroup(std::span<Writer* const> group) {
   pending.next_row = next_row;
   if (!undo.empty() && put.ok())
     put = batch.Put(rocks.meta, store::kNextRowKey, store::EncodeFixed64(next_row));
+  if (!undo.empty() && put.ok() && disk != nullptr) put = disk->PutCounts(&batch);
   if (!put.ok()) pending.status = store::ToStatus(put, path_, "write");
   return pending;
 }
 
 // Writes the batch durably; on failure takes its documents out of the index again.
 Status Store::CommitGroup(PendingWrite* pending) {
-  if (pending->undo.empty()) return Status::OK();
+  auto* disk = disk_resident_ ? static_cast<store::DiskResidentIndex*>(index_.get()) : nullptr;
+  if (pending->undo.empty()) {
+    if (disk != nullptr) disk->EndGroup(/*written=*/true);
+    return Status::OK();
+  }
   Status status = pending->status;
   if (status.ok()) {
     rocksdb::WriteOptions options;
@@ -176,11 +189,13 @@ Status Store::CommitGroup(PendingWrite* pending) {
     const rocksdb::Status put = db_->rocks.db->Write(options, &pending->batch);
     if (!put.ok()) status = store::ToStatus(put, path_, "write");
   }
+  if (disk != nullptr) disk->EndGroup(status.ok());
   if (status.ok()) {
     queue_->next_row.store(pending->next_row);
     queue_->syncs.fetch_add(1);
     return status;
   }
+  if (disk != nullptr) return status;  // nothing of the group reached the database
   for (auto it = pending->undo.rbegin(); it != pending->undo.rend(); ++it) {
     // The index took these writes a moment ago, so taking them back cannot fail.
     (it->reinsert ? index_->InsertSigned(it->id, it->signature) : index_->Remove(it->id)).ok();
@@ -281,6 +296,11 @@ StoreStats Store::Stats() const {
   stats.next_row = queue_->next_row.load();
   stats.fsync = fsync_;
   stats.syncs = queue_->syncs.load();
+  stats.disk_resident = disk_resident_;
+  if (disk_resident_) {
+    stats.table_design =
+        static_cast<const store::DiskResidentIndex*>(index_.get())->tables().design().ToString();
+  }
   std::error_code error;
   for (const auto& entry : std::filesystem::directory_iterator(path_, error)) {
     if (entry.is_regular_file(error)) stats.disk_bytes += entry.file_size(error);

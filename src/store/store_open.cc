@@ -13,7 +13,9 @@
 
 #include "neardup/store.h"
 #include "store/database.h"
+#include "store/disk_resident_index.h"
 #include "store/record.h"
+#include "store/simhash_tables.h"
 #include "store/store_internal.h"
 
 namespace neardup {
@@ -47,8 +49,10 @@ Status SyncDirectory(const fs::path& dir) {
 
 // Creates the store in a fresh sibling directory, writes its meta record, then renames it to
 // `dir` (replacing an empty directory). Losing a race to another creator is not an error: the
-// caller then opens the other's store.
-Status CreateStore(const std::string& dir, const std::string& settings) {
+// caller then opens the other's store. A disk-resident store (`design` given) gets its tables
+// family and their design.
+Status CreateStore(const std::string& dir, const std::string& settings,
+                   const std::optional<TableDesign>& design) {
   fs::path target = fs::absolute(fs::path(dir)).lexically_normal();
   if (target.filename().empty()) target = target.parent_path();  // "store/" names "store"
   const fs::path parent = target.parent_path();
@@ -60,13 +64,20 @@ Status CreateStore(const std::string& dir, const std::string& settings) {
   fs::remove_all(staging, error);  // our own pid's leftover only
   {
     store::Database database;
-    NEARDUP_RETURN_IF_ERROR(
-        store::OpenDatabase(staging.string(), /*read_only=*/false, /*create=*/true, &database));
+    NEARDUP_RETURN_IF_ERROR(store::OpenDatabase(staging.string(), /*read_only=*/false,
+                                                /*create=*/true, &database, design.has_value()));
     rocksdb::WriteBatch batch;
     rocksdb::Status put = batch.Put(database.meta, store::kFormatVersionKey,
                                     store::EncodeFixed32(store::kFormatVersion));
     if (put.ok()) put = batch.Put(database.meta, store::kSettingsKey, settings);
     if (put.ok()) put = batch.Put(database.meta, store::kNextRowKey, store::EncodeFixed64(0));
+    if (design) {
+      if (put.ok()) put = batch.Put(database.meta, store::kIndexKey, store::kDiskIndex);
+      if (put.ok()) put = batch.Put(database.meta, store::kDesignKey, store::DesignText(*design));
+      for (std::string_view key : {store::kDocumentsKey, store::kEmptyDocumentsKey}) {
+        if (put.ok()) put = batch.Put(database.meta, key, store::EncodeFixed64(0));
+      }
+    }
     rocksdb::WriteOptions sync;
     sync.sync = true;
     if (put.ok()) put = database.db->Write(sync, &batch);
@@ -129,7 +140,22 @@ struct StoredMeta {
   MethodOptions method;
   std::string settings;
   uint64_t next_row = 0;
+  // Disk-resident stores: the tables' design and the counts.
+  std::optional<TableDesign> design;
+  uint64_t documents = 0, empty_documents = 0;
 };
+
+Result<uint64_t> ReadMeta64(const store::Database& database, const std::string& dir,
+                            std::string_view key) {
+  auto bytes = ReadMeta(database, dir, key);
+  if (!bytes.ok()) return bytes.status();
+  const std::optional<uint64_t> value = store::DecodeFixed64(*bytes);
+  if (!value) {
+    return Status::Corruption(dir + ": malformed " + std::string(key) +
+                              " in the meta record; nothing was changed");
+  }
+  return *value;
+}
 
 Result<StoredMeta> ReadStoredMeta(const store::Database& database, const std::string& dir) {
   auto version_bytes = ReadMeta(database, dir, store::kFormatVersionKey);
@@ -148,11 +174,46 @@ Result<StoredMeta> ReadStoredMeta(const store::Database& database, const std::st
   auto method = ParseSettingsLine(meta.settings);
   if (!method.ok()) return method.status().WithContext(dir + ": settings of the store");
   meta.method = *method;
-  auto next_row_bytes = ReadMeta(database, dir, store::kNextRowKey);
-  if (!next_row_bytes.ok()) return next_row_bytes.status();
-  const std::optional<uint64_t> next_row = store::DecodeFixed64(*next_row_bytes);
-  if (!next_row) return Status::Corruption(dir + ": malformed next_row in the meta record");
+  auto next_row = ReadMeta64(database, dir, store::kNextRowKey);
+  if (!next_row.ok()) return next_row.status();
   meta.next_row = *next_row;
+  std::string index;
+  const rocksdb::Status got =
+      database.db->Get(rocksdb::ReadOptions(), database.meta, store::kIndexKey, &index);
+  if (!got.ok() && !got.IsNotFound()) return store::ToStatus(got, dir, "read meta");
+  const bool disk = got.ok();
+  if (disk && index != store::kDiskIndex) {
+    return Status::Corruption(dir + ": unknown index kind '" + index +
+                              "' in the meta record; nothing was changed");
+  }
+  if (disk != (database.tables != nullptr)) {
+    return Status::Corruption(dir +
+                              (disk ? ": a disk-resident store without its tables"
+                                    : ": tables in a store that is not disk-resident") +
+                              "; nothing was changed");
+  }
+  if (!disk) return meta;
+  if (meta.method.method != DedupMethod::kSimhash) {
+    return Status::Corruption(dir +
+                              ": a disk-resident store of another method than simhash; nothing "
+                              "was changed");
+  }
+  auto design_text = ReadMeta(database, dir, store::kDesignKey);
+  if (!design_text.ok()) return design_text.status();
+  auto design = store::ParseDesign(*design_text);
+  if (!design.ok()) return design.status().WithContext(dir);
+  if (design->max_exact_k() < meta.method.k) {
+    return Status::Corruption(
+        dir + ": the tables' design answers k <= " + std::to_string(design->max_exact_k()) +
+        ", the settings ask for " + std::to_string(meta.method.k) + "; nothing was changed");
+  }
+  meta.design = *design;
+  auto documents = ReadMeta64(database, dir, store::kDocumentsKey);
+  if (!documents.ok()) return documents.status();
+  auto empty = ReadMeta64(database, dir, store::kEmptyDocumentsKey);
+  if (!empty.ok()) return empty.status();
+  meta.documents = *documents;
+  meta.empty_documents = *empty;
   return meta;
 }
 
@@ -194,6 +255,13 @@ Result<std::unique_ptr<Store>> Store::Open(const std::string& dir, const StoreOp
     if (!resolved.ok()) return resolved.status();
     given = *resolved;
   }
+  const bool disk_wanted = options.disk_resident.value_or(false);
+  if (disk_wanted && given && given->method != DedupMethod::kSimhash) {
+    return Status::InvalidArgument(
+        dir +
+        ": a disk-resident store holds the simhash method only (the accurate method's "
+        "index is in memory)");
+  }
   auto kind = Inspect(dir);
   if (!kind.ok()) return kind.status();
   switch (*kind) {
@@ -205,8 +273,13 @@ Result<std::unique_ptr<Store>> Store::Open(const std::string& dir, const StoreOp
     case DirectoryKind::kMissing:
     case DirectoryKind::kEmpty:
       if (!options.create_if_missing) return Status::NotFound(dir + ": no store there");
-      NEARDUP_RETURN_IF_ERROR(
-          CreateStore(dir, SettingsLine(given ? *given : *ResolveMethodOptions(MethodOptions{}))));
+      if (disk_wanted && !given) {
+        return Status::InvalidArgument(
+            dir + ": a new disk-resident store needs its method given (simhash)");
+      }
+      NEARDUP_RETURN_IF_ERROR(CreateStore(
+          dir, SettingsLine(given ? *given : *ResolveMethodOptions(MethodOptions{})),
+          disk_wanted ? std::optional<TableDesign>(store::DiskDesignFor(given->k)) : std::nullopt));
       break;
     case DirectoryKind::kStore:
       break;
@@ -217,6 +290,7 @@ Result<std::unique_ptr<Store>> Store::Open(const std::string& dir, const StoreOp
   NEARDUP_RETURN_IF_ERROR(lock.Acquire(dir));
   std::unique_ptr<OnlineIndex> index;
   uint64_t next_row = 0;
+  std::optional<StoredMeta> disk_meta;  // a disk-resident store's
   {
     store::Database database;
     NEARDUP_RETURN_IF_ERROR(
@@ -229,25 +303,50 @@ Result<std::unique_ptr<Store>> Store::Open(const std::string& dir, const StoreOp
       if (!difference.empty())
         return Status::FailedPrecondition(dir + ": settings differ: " + difference);
     }
-    OnlineIndexOptions index_options;
-    index_options.method = meta->method;
-    index_options.expected_documents = options.expected_documents;
-    auto created = OnlineIndex::Create(index_options);
-    if (!created.ok()) return created.status().WithContext(dir);
-    index = std::move(*created);
-    if (index->signer().settings() != meta->settings) {
-      return Status::Corruption(
-          dir + ": the settings line does not read back as written: " + meta->settings);
+    if (options.disk_resident && *options.disk_resident != meta->design.has_value()) {
+      return Status::FailedPrecondition(
+          dir +
+          (meta->design ? ": the store is disk-resident, a store in memory was asked for"
+                        : ": the store keeps its index in memory, a disk-resident one was "
+                          "asked for") +
+          " (chosen when a store is created)");
     }
-    NEARDUP_RETURN_IF_ERROR(LoadDocuments(database, dir, meta->next_row, index.get()));
     next_row = meta->next_row;
+    if (meta->design) {
+      disk_meta = std::move(*meta);
+    } else {
+      OnlineIndexOptions index_options;
+      index_options.method = meta->method;
+      index_options.expected_documents = options.expected_documents;
+      auto created = OnlineIndex::Create(index_options);
+      if (!created.ok()) return created.status().WithContext(dir);
+      index = std::move(*created);
+      if (index->signer().settings() != meta->settings) {
+        return Status::Corruption(
+            dir + ": the settings line does not read back as written: " + meta->settings);
+      }
+      NEARDUP_RETURN_IF_ERROR(LoadDocuments(database, dir, meta->next_row, index.get()));
+    }
   }
   lock.Release();
 
-  std::unique_ptr<Store> store(new Store(dir, options.fsync));
+  std::unique_ptr<Store> store(new Store(dir, options.fsync, disk_meta.has_value()));
   store->db_ = std::make_unique<Database>();
-  NEARDUP_RETURN_IF_ERROR(
-      store::OpenDatabase(dir, /*read_only=*/false, /*create=*/false, &store->db_->rocks));
+  NEARDUP_RETURN_IF_ERROR(store::OpenDatabase(dir, /*read_only=*/false, /*create=*/false,
+                                              &store->db_->rocks, /*tables=*/false,
+                                              options.block_cache_bytes));
+  store->db_->rocks.flush_on_close = true;
+  if (disk_meta) {
+    auto signer = DocumentSigner::Create(disk_meta->method);
+    if (!signer.ok()) return signer.status().WithContext(dir);
+    if ((*signer)->settings() != disk_meta->settings) {
+      return Status::Corruption(
+          dir + ": the settings line does not read back as written: " + disk_meta->settings);
+    }
+    index = std::make_unique<store::DiskResidentIndex>(
+        std::move(*signer), *disk_meta->design, &store->db_->rocks, dir, disk_meta->documents,
+        disk_meta->empty_documents);
+  }
   store->index_ = std::move(index);
   store->queue_->next_row = next_row;
   store->queue_->applied_row = next_row;

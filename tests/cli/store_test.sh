@@ -88,6 +88,28 @@ check "simhash -k differs" 1 /dev/null "" \
   "neardup index query: $T/sim.store: settings differ (they are chosen when a store is created): k 3 given, 2 in the store" \
   -- "$ND" index query "$T/sim.store" -k 3
 
+# A disk-resident store: simhash without --method, the same answers as in memory, kept when
+# reopened; the other method and a change of residence are refused.
+D=$T/disk.store
+check "disk-resident add" 0 "$T/plain.txt" \
+  "$(printf '%s\n%s' '{"id":"1","inserted":true,"matches":[]}' '{"id":"2","inserted":false,"matches":[{"id":"1","score":0}]}')" "" \
+  -- "$ND" index add "$D" --disk-resident -k 2 --fsync never
+check "disk-resident query" 0 <(printf 'one two three four five six seven\nnothing like it\n') \
+  "$(printf '%s\n%s' '{"id":"1","matches":[{"id":"1","score":0}]}' '{"id":"2","matches":[]}')" "" \
+  -- "$ND" index query "$D"
+"$ND" index info "$D" >"$T/out" 2>"$T/err"
+grep -qx 'index: disk-resident, tables 3 blocks 22,21,21, key 1 block: 3 tables, exact for k<=2' "$T/out" &&
+  grep -qx 'documents: 1 (0 without features)' "$T/out" && ok || fail "disk-resident info" "$(cat "$T/out" "$T/err")"
+check "disk-resident remove" 0 <(printf '1\n') '{"id":"1","removed":true}' "" -- "$ND" index remove "$D"
+check "disk-resident after remove" 0 <(printf 'one two three four five six seven\n') '{"id":"1","matches":[]}' "" \
+  -- "$ND" index query "$D"
+check "disk-resident accurate" 2 /dev/null "" "neardup index add: usage: --disk-resident stores hold the simhash method only" \
+  -- "$ND" index add "$T/disk2.store" --disk-resident --method accurate
+[[ ! -e "$T/disk2.store" ]] && ok || fail "disk-resident accurate left nothing" "$(ls "$T")"
+check "memory store made disk-resident" 1 /dev/null "" \
+  "neardup index add: $T/sim.store: the store keeps its index in memory, a disk-resident one was asked for (chosen when a store is created)" \
+  -- "$ND" index add "$T/sim.store" --disk-resident
+
 # A bad line stops the command at file:line: the lines before it are stored, it and the rest not.
 printf '%s\n' '{"id":"x1","text":"first line is fine and stored"}' '{"id":"x2","text":' \
   '{"id":"x3","text":"never reached"}' >"$T/bad.jsonl"
