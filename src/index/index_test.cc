@@ -237,6 +237,47 @@ TEST(PermutedTableIndexTest, ConcurrentQueriesDuringInserts) {
   EXPECT_EQ(index.Stats().size, n);
 }
 
+// Background merges of a small buffer into tiered delta runs, with major merges of the main run
+// running beside them: the answers are exact at every moment (checked while merges are still in
+// flight, before any Flush), removes included.
+TEST(PermutedTableIndexTest, MinorAndMajorMergesInFlightStayExact) {
+  const size_t n = testing::Sanitized() ? 6000 : 40000;
+  for (bool background : {false, true})
+    for (DataKind kind : {DataKind::kUniform, DataKind::kClustered}) {
+      const auto codes = testing::MakeCodes(kind, n, 51);
+      const auto ids = Ids(n, 52);
+      const auto queries = testing::MakeQueries(codes, 30, 3, 53);
+      std::vector<bool> live(n, false);
+      IndexOptions options;
+      options.design = TableDesign::Even(4, 1);
+      options.merge_threshold = 64;  // hundreds of minor merges and dozens of major ones
+      options.background_merge = background;
+      auto made = NewPermutedTableIndex(options);
+      ASSERT_TRUE(made.ok());
+      Index& index = **made;
+      std::mt19937_64 rng(54);
+      for (size_t i = 0; i < n; ++i) {
+        ASSERT_TRUE(index.Insert(ids[i], codes[i]).ok());
+        live[i] = true;
+        if (rng() % 5 == 0) {
+          const size_t victim = rng() % (i + 1);
+          if (live[victim]) {
+            ASSERT_TRUE(index.Remove(ids[victim]).ok());
+            live[victim] = false;
+          }
+        }
+        if (i % (n / 5) == n / 5 - 1) {
+          ExpectExact(index, ids, codes, live, queries, 1, "in flight " + std::to_string(i));
+        }
+      }
+      ExpectExact(index, ids, codes, live, queries, 3, "after the last insert");
+      // Synchronous merges: one minor merge per 64 inserts; background ones batch up the buffer.
+      EXPECT_GE(index.Stats().merges, background ? 10 : n / 64);
+      ASSERT_TRUE(index.Flush().ok());
+      ExpectExact(index, ids, codes, live, queries, 3, "after flush");
+    }
+}
+
 TEST(PermutedTableIndexTest, StatsCountWork) {
   const auto codes = testing::MakeCodes(DataKind::kUniform, 5000, 51);
   std::vector<uint64_t> ids(codes.size());

@@ -10,8 +10,11 @@ namespace {
 
 constexpr size_t kDefaultMergeThreshold = 2048;
 constexpr uint32_t kMaxRows = 0xFFFFFFFEu;
-// A delta run is folded into the main one once it would exceed main / kDeltaRatio.
+// The delta runs are folded into the main one (a major merge) once they exceed main / kDeltaRatio.
 constexpr size_t kDeltaRatio = 8;
+// A minor merge takes in the newest delta runs that hold at most kTierRatio times what it merges
+// so far, so delta runs grow geometrically and an entry is rewritten O(log n) times.
+constexpr size_t kTierRatio = 4;
 
 }  // namespace
 
@@ -64,6 +67,7 @@ PermutedTableIndex::PermutedTableIndex(const TableDesign& design, const IndexOpt
 
 PermutedTableIndex::~PermutedTableIndex() {
   if (merger_.joinable()) merger_.join();
+  if (major_merger_.joinable()) major_merger_.join();
 }
 
 Status PermutedTableIndex::CheckK(int k) const {
@@ -190,43 +194,81 @@ void PermutedTableIndex::MaybeStartMerge(std::unique_lock<std::shared_mutex>& lo
 
 void PermutedTableIndex::MergeLoop(std::unique_lock<std::shared_mutex>& lock) {
   while (ids_.size() - buffer_first_ >= MergeThreshold()) {
-    // Freeze the buffer; merge it with the delta run, or with everything when the delta would
-    // grow past 1/kDeltaRatio of the main run.
+    // Freeze the buffer and merge it with the newest delta runs that are at most kTierRatio times
+    // what is merged so far; never with the main run (runs_[0]), nor with runs under a major merge.
     merging_first_ = buffer_first_;
     const auto end = static_cast<uint32_t>(ids_.size());
     buffer_first_ = end;
+    size_t lowest = runs_.empty() ? 0 : 1;
+    if (major_running_) {
+      lowest = 0;
+      while (lowest < runs_.size() && runs_[lowest]->first_row() < major_end_) ++lowest;
+    }
     size_t keep = runs_.size();
-    if (!runs_.empty()) {
-      const size_t main = runs_.front()->size();
-      const size_t delta = runs_.size() > 1 ? runs_.back()->size() : 0;
-      keep = (delta + (end - merging_first_)) * kDeltaRatio > main ? 0 : 1;
+    size_t merged_rows = end - merging_first_;
+    while (keep > lowest && runs_[keep - 1]->size() <= merged_rows * kTierRatio) {
+      merged_rows += runs_[keep - 1]->size();
+      --keep;
     }
     const uint32_t first = keep < runs_.size() ? runs_[keep]->first_row() : merging_first_;
     const RowSet removed = removed_;
     const CodeView codes = codes_.Snapshot();
-    const size_t entries = end - first;
     if (options_.background_merge) lock.unlock();
-    auto merged = IndexRun::Build(layout_, PrefixBitsFor(entries), codes, first, end, &removed, {},
-                                  options_.background_merge ? 1 : options_.build_threads);
+    auto merged = IndexRun::Build(layout_, PrefixBitsFor(end - first), codes, first, end, &removed,
+                                  {}, options_.background_merge ? 1 : options_.build_threads);
     if (options_.background_merge) lock.lock();
-    runs_.resize(keep);
+    // A major merge may have replaced the runs before `first` meanwhile: find ours by their rows.
+    std::erase_if(runs_, [first](const auto& run) { return run->first_row() >= first; });
     if (merged->size() > 0) runs_.push_back(std::move(merged));
     merging_first_ = buffer_first_;
     ++merges_;
+    MaybeStartMajorMerge(lock);
   }
   merge_running_ = false;
 }
 
+void PermutedTableIndex::MaybeStartMajorMerge(std::unique_lock<std::shared_mutex>& lock) {
+  if (major_running_ || runs_.size() < 2) return;
+  size_t deltas = 0;
+  for (size_t i = 1; i < runs_.size(); ++i) deltas += runs_[i]->size();
+  if (deltas * kDeltaRatio <= runs_.front()->size()) return;
+  major_running_ = true;
+  major_end_ = runs_.back()->end_row();
+  if (!options_.background_merge) {
+    MajorMerge(lock);
+    return;
+  }
+  if (major_merger_.joinable()) major_merger_.join();  // finished: it cleared major_running_
+  major_merger_ = std::thread([this] {
+    std::unique_lock merge_lock(mutex_);
+    MajorMerge(merge_lock);
+  });
+}
+
+void PermutedTableIndex::MajorMerge(std::unique_lock<std::shared_mutex>& lock) {
+  // Every run up to major_end_ into one main run; minor merges go on meanwhile after it.
+  const uint32_t first = runs_.front()->first_row(), end = major_end_;
+  const RowSet removed = removed_;
+  const CodeView codes = codes_.Snapshot();
+  if (options_.background_merge) lock.unlock();
+  auto merged = IndexRun::Build(layout_, PrefixBitsFor(end - first), codes, first, end, &removed,
+                                {}, options_.background_merge ? 1 : options_.build_threads);
+  if (options_.background_merge) lock.lock();
+  std::erase_if(runs_, [end](const auto& run) { return run->first_row() < end; });
+  if (merged->size() > 0) runs_.insert(runs_.begin(), std::move(merged));
+  ++merges_;
+  major_running_ = false;
+}
+
 Status PermutedTableIndex::Flush() {
   std::unique_lock lock(mutex_);
-  while (merge_running_) {
-    std::thread running = std::move(merger_);
+  while (merge_running_ || major_running_) {
+    std::thread minor = std::move(merger_), major = std::move(major_merger_);
+    const bool ours = minor.joinable() || major.joinable();
     lock.unlock();
-    if (running.joinable()) {
-      running.join();
-    } else {
-      std::this_thread::yield();  // another Flush is joining it
-    }
+    if (minor.joinable()) minor.join();
+    if (major.joinable()) major.join();
+    if (!ours) std::this_thread::yield();  // another Flush is joining them
     lock.lock();
   }
   if (buffer_first_ == ids_.size() && runs_.size() <= 1) return Status::OK();

@@ -2,14 +2,18 @@
 //
 // Rows number the inserts (0, 1, ...): ids_[row] is the user id, codes_[row] the fingerprint,
 // removed_ marks removed rows (tombstones) and id_map_ finds the row of an id. The rows are
-// covered, in order, by immutable sorted runs (IndexRun: a large "main" one, then at most one
-// smaller "delta"), then a frozen range being merged in the background, then the write buffer; the
-// last two are scanned by brute force.
+// covered, in order, by immutable sorted runs (IndexRun: a large "main" one, then smaller "delta"
+// runs of decreasing sizes), then a frozen range being merged in the background, then the write
+// buffer; the last two are scanned by brute force.
 //
-// Merges (background thread): a full buffer is frozen and merged with the delta run into a new
-// delta or, once the delta would exceed 1/8 of the main run, with both into a new main. Queries
-// keep using the old runs until the new one replaces them under a short exclusive lock.
-// Appending to codes_ never moves earlier rows, so a merge reads them without the lock.
+// Merges, on two background threads: a minor merge freezes a full buffer and merges it with the
+// newest delta runs no larger than 4 times what it merges so far (so the deltas grow geometrically,
+// about log5(n / 16000) of them, and a minor merge is small whatever n); a major merge folds the
+// main run and every delta into a new main once the deltas exceed 1/8 of the main run. Minor merges
+// go on while a major one runs (on the runs after it), so the brute-force range stays near the
+// buffer's size while a large main run is rebuilt. Queries keep using the old runs until a new one
+// replaces them under a short exclusive lock. Appending to codes_ never moves earlier rows, so a
+// merge reads them without the lock.
 #ifndef NEARDUP_INDEX_PERMUTED_TABLE_INDEX_H_
 #define NEARDUP_INDEX_PERMUTED_TABLE_INDEX_H_
 
@@ -71,9 +75,12 @@ class PermutedTableIndex final : public Index {
                 QueryStats* stats) const;
   void EnsureIdMap();
   size_t MergeThreshold() const;
-  // Both with the exclusive lock held; MergeLoop releases it while merging in the background.
+  // All with the exclusive lock held; MergeLoop and MajorMerge release it while merging in the
+  // background.
   void MaybeStartMerge(std::unique_lock<std::shared_mutex>& lock);
   void MergeLoop(std::unique_lock<std::shared_mutex>& lock);
+  void MaybeStartMajorMerge(std::unique_lock<std::shared_mutex>& lock);
+  void MajorMerge(std::unique_lock<std::shared_mutex>& lock);
   int PrefixBitsFor(size_t entries) const;
   void RecordStats(const QueryStats& stats) const;
 
@@ -81,7 +88,7 @@ class PermutedTableIndex final : public Index {
   const IndexOptions options_;
 
   mutable std::shared_mutex mutex_;
-  std::vector<std::shared_ptr<const IndexRun>> runs_;  // ascending rows: main, then delta
+  std::vector<std::shared_ptr<const IndexRun>> runs_;  // ascending rows: main, then deltas
   uint32_t merging_first_ = 0;  // rows merging_first_ .. buffer_first_-1 are being merged
   uint32_t buffer_first_ = 0;   // rows buffer_first_ .. size-1 are the write buffer
   std::vector<uint64_t> ids_;
@@ -90,9 +97,11 @@ class PermutedTableIndex final : public Index {
   IdMap id_map_;
   bool id_map_ready_ = false;
   size_t live_ = 0;
-  bool merge_running_ = false;
+  bool merge_running_ = false;  // a minor merge loop
+  bool major_running_ = false;
+  uint32_t major_end_ = 0;  // a major merge takes the runs of rows below it
   uint64_t merges_ = 0;
-  std::thread merger_;
+  std::thread merger_, major_merger_;
 
   mutable std::atomic<uint64_t> total_queries_{0};
   mutable std::atomic<uint64_t> total_probed_{0};
