@@ -271,8 +271,9 @@ TEST(PermutedTableIndexTest, MinorAndMajorMergesInFlightStayExact) {
         }
       }
       ExpectExact(index, ids, codes, live, queries, 3, "after the last insert");
-      // Synchronous merges: one minor merge per 64 inserts; background ones batch up the buffer.
-      EXPECT_GE(index.Stats().merges, background ? 10 : n / 64);
+      // Synchronous merges: one minor merge per 64 inserts; background ones batch up the buffer
+      // (how much depends on timing).
+      EXPECT_GE(index.Stats().merges, background ? 1 : n / 64);
       ASSERT_TRUE(index.Flush().ok());
       ExpectExact(index, ids, codes, live, queries, 3, "after flush");
     }

@@ -172,6 +172,26 @@ void BandTables::Merge(const RowBits& removed) {
   buffer_started_ = false;
 }
 
+void BandTables::AddAll(uint32_t first_row, std::span<const uint32_t> keys,
+                        std::span<const uint8_t> present, const RowBits& removed) {
+  if (buffer_started_) Merge(removed);
+  size_t main_rows = main_rows_;
+  for (size_t j = 0; j < bands_; ++j) {
+    fresh_.clear();
+    for (size_t i = 0; i < present.size(); ++i) {
+      if (present[i] == 0) continue;
+      fresh_.push_back(uint64_t{keys[i * bands_ + j]} << 32 | (first_row + i));
+    }
+    SortByKey(&fresh_);
+    tables_[j].main.MergeIn(fresh_, nullptr);
+    main_rows = tables_[j].main.entries.size();
+  }
+  main_rows_ = main_rows;
+  // A load's scratch is as large as the load: not kept for the merges of single inserts.
+  std::vector<uint64_t>().swap(fresh_);
+  std::vector<uint64_t>().swap(scratch_);
+}
+
 void BandTables::KeysOfAll(std::span<uint32_t> keys) const {
   for (size_t j = 0; j < bands_; ++j) {
     for (uint64_t e : tables_[j].main.entries)

@@ -45,6 +45,14 @@ class BandTables {
   // Adds row's keys (one per band). Rows are added in increasing order.
   void Add(uint32_t row, std::span<const uint32_t> keys);
 
+  // Adds rows first_row, first_row + 1, ... at once (a load): row first_row + i has the keys
+  // keys[i * bands .. (i + 1) * bands) when present[i] != 0 and is skipped otherwise. The buffer is
+  // merged first (leaving out `removed`); then each band's new entries are sorted once and merged
+  // into its main table, instead of going through the buffer. first_row is above every row added
+  // before.
+  void AddAll(uint32_t first_row, std::span<const uint32_t> keys, std::span<const uint8_t> present,
+              const RowBits& removed);
+
   // Whether the buffer is full enough to merge.
   bool ShouldMerge() const;
   // Moves the buffer into the main tables, leaving out the rows in `removed` (rows removed may be

@@ -68,6 +68,71 @@ class OnlineIndexImpl final : public OnlineIndex {
     return InsertLocked(id, signature);
   }
 
+  Status InsertAll(const std::function<Result<bool>(std::string*, Signature*)>& next,
+                   uint64_t size_hint) override {
+    std::unique_lock lock(mutex_);
+    const auto first = static_cast<uint32_t>(simhashes_.size());
+    std::vector<uint32_t> keys;
+    std::vector<uint8_t> present;
+    const size_t bands = signer_->bands();
+    if (accurate_ && size_hint > 0 && size_hint <= kMaxRows) {
+      keys.reserve(size_hint * bands);
+      present.reserve(size_hint);
+    }
+    std::string id;
+    Signature signature;
+    Status status;
+    for (uint64_t number = 0;; ++number) {
+      auto more = next(&id, &signature);
+      if (!more.ok()) {
+        status = more.status();
+        break;
+      }
+      if (!*more) break;
+      status = CheckId(id);
+      if (status.ok()) status = CheckSignature(signature);
+      if (status.ok() && ids_.Find(id))
+        status = Status::FailedPrecondition("id '" + PrintableId(id) + "' is already stored");
+      if (status.ok() && simhashes_.size() >= kMaxRows)
+        status = Status::ResourceExhausted("the index holds 2^32 - 2 inserts");
+      if (!status.ok()) {
+        status = status.WithContext("document " + std::to_string(number + 1) + " of the load");
+        break;
+      }
+      const auto row = static_cast<uint32_t>(simhashes_.size());
+      if (signature.empty) {
+        empty_.Add(row);
+        ++empty_live_;
+      } else if (!accurate_) {
+        status = simhash_index_->Insert(row, signature.simhash);
+        if (!status.ok()) break;
+      } else {
+        while (sketch_chunks_.size() <= row / kSketchChunkRows) {
+          sketch_chunks_.push_back(
+              std::make_unique_for_overwrite<uint8_t[]>(kSketchChunkRows * sketch_bytes_));
+          util_internal::PrefaultForWrite(sketch_chunks_.back().get(),
+                                          kSketchChunkRows * sketch_bytes_);
+        }
+        std::copy(signature.sketch.begin(), signature.sketch.end(), SketchOf(row));
+      }
+      if (accurate_) {
+        present.push_back(signature.empty ? 0 : 1);
+        if (signature.empty) {
+          keys.resize(keys.size() + bands);
+        } else {
+          keys.insert(keys.end(), signature.band_keys.begin(), signature.band_keys.end());
+        }
+      }
+      simhashes_.push_back(signature.simhash);
+      ids_.Append(id);
+      ids_.Link(row);
+      ++live_;
+      ++inserts_;
+    }
+    if (accurate_ && !present.empty()) bands_->AddAll(first, keys, present, removed_);
+    return status;
+  }
+
   Status Remove(std::string_view id) override {
     std::unique_lock lock(mutex_);
     auto row = ids_.Find(id);

@@ -269,6 +269,85 @@ TEST_P(OnlineIndexTest, BadCallsAreErrors) {
   EXPECT_EQ(OnlineIndex::Create({bad}).status().code(), Status::Code::kInvalidArgument);
 }
 
+// InsertAll (a load) gives the same index as InsertSigned one document at a time: the same answers,
+// signatures and counts, before more inserts and removes and after them; an error stops it with the
+// documents before it stored.
+TEST_P(OnlineIndexTest, InsertAllEqualsInsertingOneByOne) {
+  const auto texts = MakeCorpus(30, 8, 6);
+  auto one = std::move(OnlineIndex::Create({Method(GetParam())})).value();
+  auto all = std::move(OnlineIndex::Create({Method(GetParam())})).value();
+  std::vector<Signature> signatures;
+  for (const auto& t : texts) signatures.push_back(*one->signer().Sign(t));
+  // Some documents first, so that the load lands on tables that hold rows already.
+  const size_t before = texts.size() / 5;
+  for (size_t i = 0; i < before; ++i) {
+    ASSERT_TRUE(one->InsertSigned(std::to_string(i), signatures[i]).ok());
+    ASSERT_TRUE(all->InsertSigned(std::to_string(i), signatures[i]).ok());
+  }
+  for (size_t i = before; i < texts.size(); ++i)
+    ASSERT_TRUE(one->InsertSigned(std::to_string(i), signatures[i]).ok());
+  size_t next = before;
+  ASSERT_TRUE(all->InsertAll(
+                     [&](std::string* id, Signature* signature) -> Result<bool> {
+                       if (next == texts.size()) return false;
+                       *id = std::to_string(next);
+                       *signature = signatures[next++];
+                       return true;
+                     },
+                     texts.size())
+                  .ok());
+  auto same = [&](const std::string& context) {
+    EXPECT_EQ(all->Stats().documents, one->Stats().documents) << context;
+    EXPECT_EQ(all->Stats().empty_documents, one->Stats().empty_documents) << context;
+    for (size_t i = 0; i < texts.size(); ++i) {
+      EXPECT_EQ(*all->QuerySigned(signatures[i]), *one->QuerySigned(signatures[i]))
+          << context << ": " << i;
+      const std::string id = std::to_string(i);
+      EXPECT_EQ(all->Contains(id), one->Contains(id));
+      if (one->Contains(id)) {
+        EXPECT_EQ(*all->Get(id), *one->Get(id)) << context << ": " << id;
+      }
+    }
+  };
+  same("after the load");
+  size_t matched = 0;
+  for (size_t i = 0; i < texts.size(); ++i) matched += all->QuerySigned(signatures[i])->size() > 1;
+  EXPECT_GT(matched, texts.size() / 10);  // the answers compared are not all empty
+  for (size_t i = 0; i < texts.size(); i += 4) {
+    ASSERT_TRUE(one->Remove(std::to_string(i)).ok());
+    ASSERT_TRUE(all->Remove(std::to_string(i)).ok());
+  }
+  for (size_t i = 0; i < texts.size(); i += 3) {
+    const std::string id = "again-" + std::to_string(i);
+    ASSERT_TRUE(one->InsertSigned(id, signatures[i]).ok());
+    ASSERT_TRUE(all->InsertSigned(id, signatures[i]).ok());
+  }
+  same("after removes and inserts");
+
+  // A repeated id stops the load at its document; those before it are stored.
+  auto partial = std::move(OnlineIndex::Create({Method(GetParam())})).value();
+  const std::vector<std::string> ids = {"p", "q", "p", "r"};
+  size_t at = 0;
+  const Status stopped =
+      partial->InsertAll([&](std::string* id, Signature* signature) -> Result<bool> {
+        if (at == ids.size()) return false;
+        *id = ids[at];
+        *signature = signatures[at++];
+        return true;
+      });
+  EXPECT_EQ(stopped.code(), Status::Code::kFailedPrecondition);
+  EXPECT_NE(stopped.message().find("document 3 of the load"), std::string::npos)
+      << stopped.ToString();
+  EXPECT_TRUE(partial->Contains("q"));
+  EXPECT_FALSE(partial->Contains("r"));
+  EXPECT_EQ(partial->Stats().documents, 2u);
+  if (!signatures[1].empty) {
+    const auto found = *partial->QuerySigned(signatures[1]);
+    EXPECT_TRUE(
+        std::any_of(found.begin(), found.end(), [](const OnlineMatch& m) { return m.id == "q"; }));
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Methods, OnlineIndexTest,
                          ::testing::Values(DedupMethod::kAccurate, DedupMethod::kSimhash),
                          [](const ::testing::TestParamInfo<DedupMethod>& param) {

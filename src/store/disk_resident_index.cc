@@ -142,6 +142,20 @@ Status DiskResidentIndex::InsertSigned(std::string_view id, const Signature& sig
   return InsertLocked(id, signature);
 }
 
+Status DiskResidentIndex::InsertAll(
+    const std::function<Result<bool>(std::string*, Signature*)>& next, uint64_t /*size_hint*/) {
+  std::string id;
+  Signature signature;
+  for (uint64_t number = 1;; ++number) {
+    auto more = next(&id, &signature);
+    if (!more.ok()) return more.status();
+    if (!*more) return Status::OK();
+    NEARDUP_RETURN_IF_ERROR(
+        InsertSigned(id, signature)
+            .WithContext("document " + std::to_string(number) + " of the load"));
+  }
+}
+
 Status DiskResidentIndex::Remove(std::string_view id) {
   std::unique_lock lock(mutex_);
   if (auto it = inserted_.find(id); it != inserted_.end()) {

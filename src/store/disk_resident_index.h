@@ -38,6 +38,8 @@ class DiskResidentIndex final : public OnlineIndex {
   const DocumentSigner& signer() const override { return *signer_; }
   Status Insert(std::string_view id, std::string_view text) override;
   Status InsertSigned(std::string_view id, const Signature& signature) override;
+  Status InsertAll(const std::function<Result<bool>(std::string*, Signature*)>& next,
+                   uint64_t size_hint) override;
   Status Remove(std::string_view id) override;
   Result<std::vector<OnlineMatch>> Query(std::string_view text) const override;
   Result<std::vector<OnlineMatch>> QuerySigned(const Signature& signature,

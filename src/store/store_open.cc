@@ -217,7 +217,7 @@ Result<StoredMeta> ReadStoredMeta(const store::Database& database, const std::st
   return meta;
 }
 
-// Inserts every document record of the database into the index, in row order.
+// Inserts every document record of the database into the index, in row order, in one load.
 Status LoadDocuments(const store::Database& database, const std::string& dir, uint64_t next_row,
                      OnlineIndex* index) {
   const DocumentSigner& signer = index->signer();
@@ -226,24 +226,36 @@ Status LoadDocuments(const store::Database& database, const std::string& dir, ui
   read.verify_checksums = true;
   read.fill_cache = false;
   std::unique_ptr<rocksdb::Iterator> it(database.db->NewIterator(read, database.documents));
+  it->SeekToFirst();
+  bool started = false;
+  uint64_t row = 0;  // of the record read last
   store::DecodedDocument document;
-  for (it->SeekToFirst(); it->Valid(); it->Next()) {
-    const std::optional<uint64_t> row =
-        store::ParseRowKey(std::string_view(it->key().data(), it->key().size()));
-    if (!row || *row >= next_row) {
-      return Status::Corruption(
-          dir + ": a document key outside the rows handed out; nothing was changed");
-    }
-    Status status = store::DecodeDocument(std::string_view(it->value().data(), it->value().size()),
-                                          stamp, signer.sketch_bytes(), signer.bands(), &document);
-    if (status.ok()) status = index->InsertSigned(document.id, document.signature);
-    if (!status.ok()) {
-      return Status::Corruption(dir + ": row " + std::to_string(*row) + ": " + status.message() +
-                                "; nothing was changed");
-    }
-  }
-  if (!it->status().ok()) return store::ToStatus(it->status(), dir, "read documents");
-  return Status::OK();
+  const Status loaded = index->InsertAll(
+      [&](std::string* id, Signature* signature) -> Result<bool> {
+        if (started) it->Next();
+        started = true;
+        if (!it->Valid()) {
+          if (!it->status().ok()) return store::ToStatus(it->status(), dir, "read documents");
+          return false;
+        }
+        const std::optional<uint64_t> parsed =
+            store::ParseRowKey(std::string_view(it->key().data(), it->key().size()));
+        if (!parsed || *parsed >= next_row) {
+          return Status::Corruption(
+              dir + ": a document key outside the rows handed out; nothing was changed");
+        }
+        row = *parsed;
+        NEARDUP_RETURN_IF_ERROR(
+            store::DecodeDocument(std::string_view(it->value().data(), it->value().size()), stamp,
+                                  signer.sketch_bytes(), signer.bands(), &document));
+        id->assign(document.id);
+        *signature = std::move(document.signature);
+        return true;
+      },
+      next_row);
+  if (loaded.ok() || loaded.message().starts_with(dir)) return loaded;
+  return Status::Corruption(dir + ": row " + std::to_string(row) + ": " + loaded.message() +
+                            "; nothing was changed");
 }
 
 }  // namespace
