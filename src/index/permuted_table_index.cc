@@ -211,12 +211,7 @@ void PermutedTableIndex::MergeLoop(std::unique_lock<std::shared_mutex>& lock) {
       --keep;
     }
     const uint32_t first = keep < runs_.size() ? runs_[keep]->first_row() : merging_first_;
-    const RowSet removed = removed_;
-    const CodeView codes = codes_.Snapshot();
-    if (options_.background_merge) lock.unlock();
-    auto merged = IndexRun::Build(layout_, PrefixBitsFor(end - first), codes, first, end, &removed,
-                                  {}, options_.background_merge ? 1 : options_.build_threads);
-    if (options_.background_merge) lock.lock();
+    auto merged = BuildRun(lock, first, end);
     // A major merge may have replaced the runs before `first` meanwhile: find ours by their rows.
     std::erase_if(runs_, [first](const auto& run) { return run->first_row() >= first; });
     if (merged->size() > 0) runs_.push_back(std::move(merged));
@@ -225,6 +220,17 @@ void PermutedTableIndex::MergeLoop(std::unique_lock<std::shared_mutex>& lock) {
     MaybeStartMajorMerge(lock);
   }
   merge_running_ = false;
+}
+
+std::shared_ptr<const IndexRun> PermutedTableIndex::BuildRun(
+    std::unique_lock<std::shared_mutex>& lock, uint32_t first, uint32_t end) {
+  const RowSet removed = removed_;
+  const CodeView codes = codes_.Snapshot();
+  if (options_.background_merge) lock.unlock();
+  auto run = IndexRun::Build(layout_, PrefixBitsFor(end - first), codes, first, end, &removed, {},
+                             options_.background_merge ? 1 : options_.build_threads);
+  if (options_.background_merge) lock.lock();
+  return run;
 }
 
 void PermutedTableIndex::MaybeStartMajorMerge(std::unique_lock<std::shared_mutex>& lock) {
@@ -247,13 +253,8 @@ void PermutedTableIndex::MaybeStartMajorMerge(std::unique_lock<std::shared_mutex
 
 void PermutedTableIndex::MajorMerge(std::unique_lock<std::shared_mutex>& lock) {
   // Every run up to major_end_ into one main run; minor merges go on meanwhile after it.
-  const uint32_t first = runs_.front()->first_row(), end = major_end_;
-  const RowSet removed = removed_;
-  const CodeView codes = codes_.Snapshot();
-  if (options_.background_merge) lock.unlock();
-  auto merged = IndexRun::Build(layout_, PrefixBitsFor(end - first), codes, first, end, &removed,
-                                {}, options_.background_merge ? 1 : options_.build_threads);
-  if (options_.background_merge) lock.lock();
+  const uint32_t end = major_end_;
+  auto merged = BuildRun(lock, runs_.front()->first_row(), end);
   std::erase_if(runs_, [end](const auto& run) { return run->first_row() < end; });
   if (merged->size() > 0) runs_.insert(runs_.begin(), std::move(merged));
   ++merges_;

@@ -80,6 +80,10 @@ class PermutedTableIndex final : public Index {
   void MaybeStartMerge(std::unique_lock<std::shared_mutex>& lock);
   void MergeLoop(std::unique_lock<std::shared_mutex>& lock);
   void MaybeStartMajorMerge(std::unique_lock<std::shared_mutex>& lock);
+  // A run of rows first..end-1 (removed ones left out), built without the lock when merging in the
+  // background.
+  std::shared_ptr<const IndexRun> BuildRun(std::unique_lock<std::shared_mutex>& lock,
+                                           uint32_t first, uint32_t end);
   void MajorMerge(std::unique_lock<std::shared_mutex>& lock);
   int PrefixBitsFor(size_t entries) const;
   void RecordStats(const QueryStats& stats) const;

@@ -91,30 +91,13 @@ class OnlineIndexImpl final : public OnlineIndex {
       if (!*more) break;
       status = CheckId(id);
       if (status.ok()) status = CheckSignature(signature);
-      if (status.ok() && ids_.Find(id))
-        status = Status::FailedPrecondition("id '" + PrintableId(id) + "' is already stored");
-      if (status.ok() && simhashes_.size() >= kMaxRows)
-        status = Status::ResourceExhausted("the index holds 2^32 - 2 inserts");
+      if (status.ok()) status = CheckNewRowLocked(id);
       if (!status.ok()) {
         status = status.WithContext("document " + std::to_string(number + 1) + " of the load");
         break;
       }
-      const auto row = static_cast<uint32_t>(simhashes_.size());
-      if (signature.empty) {
-        empty_.Add(row);
-        ++empty_live_;
-      } else if (!accurate_) {
-        status = simhash_index_->Insert(row, signature.simhash);
-        if (!status.ok()) break;
-      } else {
-        while (sketch_chunks_.size() <= row / kSketchChunkRows) {
-          sketch_chunks_.push_back(
-              std::make_unique_for_overwrite<uint8_t[]>(kSketchChunkRows * sketch_bytes_));
-          util_internal::PrefaultForWrite(sketch_chunks_.back().get(),
-                                          kSketchChunkRows * sketch_bytes_);
-        }
-        std::copy(signature.sketch.begin(), signature.sketch.end(), SketchOf(row));
-      }
+      status = AppendRowLocked(id, signature);
+      if (!status.ok()) break;
       if (accurate_) {
         present.push_back(signature.empty ? 0 : 1);
         if (signature.empty) {
@@ -123,11 +106,6 @@ class OnlineIndexImpl final : public OnlineIndex {
           keys.insert(keys.end(), signature.band_keys.begin(), signature.band_keys.end());
         }
       }
-      simhashes_.push_back(signature.simhash);
-      ids_.Append(id);
-      ids_.Link(row);
-      ++live_;
-      ++inserts_;
     }
     if (accurate_ && !present.empty()) bands_->AddAll(first, keys, present, removed_);
     return status;
@@ -180,8 +158,7 @@ class OnlineIndexImpl final : public OnlineIndex {
     NEARDUP_RETURN_IF_ERROR(CheckId(id));
     NEARDUP_RETURN_IF_ERROR(CheckSignature(signature));
     std::unique_lock lock(mutex_);
-    if (ids_.Find(id))
-      return Status::FailedPrecondition("id '" + PrintableId(id) + "' is already stored");
+    NEARDUP_RETURN_IF_ERROR(CheckNewRowLocked(id));
     QueryAndInsertResult result;
     OnlineQueryStats local;
     auto matches = QueryLocked(signature, &local);
@@ -274,27 +251,41 @@ class OnlineIndexImpl final : public OnlineIndex {
       std::copy_n(SketchOf(row), sketch_bytes_, signature->sketch.begin());
   }
 
-  Status InsertLocked(std::string_view id, const Signature& signature) {
+  // FailedPrecondition when the id is stored, ResourceExhausted when no row is left.
+  Status CheckNewRowLocked(std::string_view id) const {
     if (ids_.Find(id))
       return Status::FailedPrecondition("id '" + PrintableId(id) + "' is already stored");
     if (simhashes_.size() >= kMaxRows)
       return Status::ResourceExhausted("the index holds 2^32 - 2 inserts");
+    return Status::OK();
+  }
+
+  Status InsertLocked(std::string_view id, const Signature& signature) {
+    NEARDUP_RETURN_IF_ERROR(CheckNewRowLocked(id));
+    const auto row = static_cast<uint32_t>(simhashes_.size());
+    NEARDUP_RETURN_IF_ERROR(AppendRowLocked(id, signature));
+    if (accurate_ && !signature.empty) {
+      bands_->Add(row, signature.band_keys);
+      if (bands_->ShouldMerge()) bands_->Merge(removed_);
+    }
+    return Status::OK();
+  }
+
+  // Stores the next row: its id, fingerprint, and sketch (kAccurate) or table entry (kSimhash). The
+  // band keys are the caller's to add. The id is new and there is room for the row.
+  Status AppendRowLocked(std::string_view id, const Signature& signature) {
     const auto row = static_cast<uint32_t>(simhashes_.size());
     if (signature.empty) {
       empty_.Add(row);
       ++empty_live_;
     } else if (accurate_) {
-      if (row % kSketchChunkRows == 0 || sketch_chunks_.size() <= row / kSketchChunkRows) {
-        while (sketch_chunks_.size() <= row / kSketchChunkRows) {
-          sketch_chunks_.push_back(
-              std::make_unique_for_overwrite<uint8_t[]>(kSketchChunkRows * sketch_bytes_));
-          util_internal::PrefaultForWrite(sketch_chunks_.back().get(),
-                                          kSketchChunkRows * sketch_bytes_);
-        }
+      while (sketch_chunks_.size() <= row / kSketchChunkRows) {
+        sketch_chunks_.push_back(
+            std::make_unique_for_overwrite<uint8_t[]>(kSketchChunkRows * sketch_bytes_));
+        util_internal::PrefaultForWrite(sketch_chunks_.back().get(),
+                                        kSketchChunkRows * sketch_bytes_);
       }
       std::copy(signature.sketch.begin(), signature.sketch.end(), SketchOf(row));
-      bands_->Add(row, signature.band_keys);
-      if (bands_->ShouldMerge()) bands_->Merge(removed_);
     } else {
       NEARDUP_RETURN_IF_ERROR(simhash_index_->Insert(row, signature.simhash));
     }

@@ -243,19 +243,7 @@ TEST(DiskResidentStoreTest, ConcurrentQueryAndInsertKeepsOneOfEachPair) {
   neardup::testing::TempDir temp;
   auto store = MustOpen(temp.Path("store"), SimhashOptions(3, true));
   const Corpus corpus(neardup::testing::Sanitized() ? 40 : 120, 17);
-  std::atomic<int> inserted{0};
-  std::vector<std::thread> threads;
-  for (int copy = 0; copy < 2; ++copy) {
-    threads.emplace_back([&, copy] {
-      for (size_t i = 0; i < corpus.size(); ++i) {
-        auto result = store->QueryAndInsert(corpus.id(i) + "-" + std::to_string(copy),
-                                            corpus.text(i), InsertPolicy::kIfNew);
-        ASSERT_TRUE(result.ok()) << result.status().ToString();
-        inserted += result->inserted;
-      }
-    });
-  }
-  for (auto& thread : threads) thread.join();
+  const int inserted = store::testing::InsertTwoCopiesConcurrently(store.get(), corpus);
   const uint64_t documents = store->Stats().index.documents;
   EXPECT_EQ(documents, static_cast<uint64_t>(inserted));
   EXPECT_LE(static_cast<size_t>(inserted), corpus.size());

@@ -323,18 +323,9 @@ TEST(StoreTest, ConcurrentQueryAndInsertKeepsOneOfEachPair) {
     options.fsync = mode;
     auto store = MustOpen(temp.Path("store"), options);
     const Corpus corpus(neardup::testing::Sanitized() ? 40 : 120, 17);
-    std::atomic<int> inserted{0};
-    std::vector<std::thread> threads;
-    for (int copy = 0; copy < 2; ++copy) {
-      threads.emplace_back([&, copy] {
-        for (size_t i = 0; i < corpus.size(); ++i) {
-          auto result = store->QueryAndInsert(corpus.id(i) + "-" + std::to_string(copy),
-                                              corpus.text(i), InsertPolicy::kIfNew);
-          ASSERT_TRUE(result.ok());
-          inserted += result->inserted;
-        }
-      });
-    }
+    int inserted = 0;
+    std::thread writers(
+        [&] { inserted = store::testing::InsertTwoCopiesConcurrently(store.get(), corpus); });
     // A batch of its own at the same time: documents that match nothing of the corpus.
     std::vector<SignedDocument> batch;
     for (int i = 0; i < 50; ++i) {
@@ -343,7 +334,7 @@ TEST(StoreTest, ConcurrentQueryAndInsertKeepsOneOfEachPair) {
       batch.push_back({"batch-" + std::to_string(i), *store->signer().Sign(text)});
     }
     auto results = store->InsertBatch(batch);
-    for (auto& thread : threads) thread.join();
+    writers.join();
     ASSERT_TRUE(results.ok());
     for (const auto& result : *results) EXPECT_TRUE(result.inserted);
     const uint64_t documents = store->Stats().index.documents;

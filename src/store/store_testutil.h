@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -16,6 +17,7 @@
 #include <sstream>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <vector>
 
 #include "neardup/store.h"
@@ -114,6 +116,25 @@ inline std::string RunSelf(const std::string& test, const std::string& name,
   int status = 0;
   ::waitpid(pid, &status, 0);
   return output;
+}
+
+// Two threads QueryAndInsert(kIfNew) the whole corpus at once, under ids ID-0 and ID-1: returns how
+// many documents they stored.
+inline int InsertTwoCopiesConcurrently(Store* store, const Corpus& corpus) {
+  std::atomic<int> inserted{0};
+  std::vector<std::thread> threads;
+  for (int copy = 0; copy < 2; ++copy) {
+    threads.emplace_back([&, copy] {
+      for (size_t i = 0; i < corpus.size(); ++i) {
+        auto result = store->QueryAndInsert(corpus.id(i) + "-" + std::to_string(copy),
+                                            corpus.text(i), InsertPolicy::kIfNew);
+        ASSERT_TRUE(result.ok()) << result.status().ToString();
+        inserted += result->inserted;
+      }
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  return inserted.load();
 }
 
 }  // namespace neardup::store::testing
