@@ -1,5 +1,6 @@
 #include "neardup/text.h"
 #include "segment/cut_engine.h"
+#include "text/utf8.h"
 
 namespace neardup {
 
@@ -90,7 +91,7 @@ Status Segmenter::CutInto(std::string_view text, const CutOptions& options,
   }
   if (auto bad = engine_->TakeFirstInvalid()) {
     words->resize(first_word);
-    return Status::InvalidArgument("invalid UTF-8 at byte offset " + std::to_string(*bad));
+    return Status::InvalidArgument(text_internal::InvalidUtf8Message(*bad));
   }
   return Status::OK();
 }

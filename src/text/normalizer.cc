@@ -28,10 +28,6 @@ inline char AsciiLower(unsigned char c) {
   return static_cast<char>((c >= 'A' && c <= 'Z') ? c + 32 : c);
 }
 
-std::string OffsetMessage(uint64_t offset) {
-  return "invalid UTF-8 at byte offset " + std::to_string(offset);
-}
-
 }  // namespace
 
 size_t AsciiPrefixLength(const unsigned char* p, const unsigned char* end) {
@@ -91,7 +87,7 @@ Status StreamNormalizer::Process(std::string_view data, bool final, std::string*
     const size_t offset = static_cast<size_t>(p - begin);
     if (invalid_utf8_ == InvalidUtf8::kReject) {
       pending_.clear();
-      return Status::InvalidArgument(OffsetMessage(consumed_ + offset));
+      return Status::InvalidArgument(InvalidUtf8Message(consumed_ + offset));
     }
     if (!copied) {
       scratch_.clear();

@@ -10,6 +10,11 @@ namespace neardup::text_internal {
 
 inline constexpr char32_t kReplacementCharacter = 0xFFFD;
 
+// The one wording of an invalid byte sequence in the errors of every text entry point.
+inline std::string InvalidUtf8Message(uint64_t offset) {
+  return "invalid UTF-8 at byte offset " + std::to_string(offset);
+}
+
 // Decodes one code point at p (p < end).
 //   > 0: the sequence is valid and that many bytes long; *cp receives the code point.
 //   < 0: the bytes at p are invalid; -result is the length of the maximal invalid subpart

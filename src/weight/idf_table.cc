@@ -5,6 +5,7 @@
 #include "neardup/keywords.h"
 #include "neardup/text.h"
 #include "segment/python_literal.h"
+#include "text/utf8.h"
 #include "weight/python_text.h"
 
 namespace neardup {
@@ -41,8 +42,8 @@ Result<std::shared_ptr<const IdfTable>> IdfTable::Load(const std::string& path) 
   if (const size_t bad = FindInvalidUtf8(text); bad != text.size()) {
     size_t line = 1 + static_cast<size_t>(std::count(
                           text.begin(), text.begin() + static_cast<std::ptrdiff_t>(bad), '\n'));
-    return Status::InvalidArgument(path + ":" + std::to_string(line) +
-                                   ": invalid UTF-8 at byte offset " + std::to_string(bad));
+    return Status::InvalidArgument(path + ":" + std::to_string(line) + ": " +
+                                   text_internal::InvalidUtf8Message(bad));
   }
   table->source_ = path;
   table->index_.assign(std::bit_ceil(text.size() / 8 + 16), 0);
@@ -152,8 +153,8 @@ Status StopWords::AddFile(const std::string& path) {
   if (const size_t bad = FindInvalidUtf8(text); bad != text.size()) {
     size_t line = 1 + static_cast<size_t>(std::count(
                           text.begin(), text.begin() + static_cast<std::ptrdiff_t>(bad), '\n'));
-    return Status::InvalidArgument(path + ":" + std::to_string(line) +
-                                   ": invalid UTF-8 at byte offset " + std::to_string(bad));
+    return Status::InvalidArgument(path + ":" + std::to_string(line) + ": " +
+                                   text_internal::InvalidUtf8Message(bad));
   }
   weight_internal::ForEachPythonLine(text, [&](std::string_view line, size_t) { Insert(line); });
   return Status::OK();

@@ -4,6 +4,7 @@
 #include "neardup/keywords.h"
 #include "neardup/text.h"
 #include "segment/dictionary_data.h"
+#include "text/utf8.h"
 #include "weight/keyword_cache.h"
 #include "weight/keyword_counter.h"
 
@@ -100,7 +101,7 @@ KeywordExtractor& KeywordExtractor::operator=(KeywordExtractor&&) noexcept = def
 Result<std::vector<Keyword>> KeywordExtractor::Extract(std::string_view text, size_t top) {
   counter_->Reset();
   if (auto bad = counter_->AddBlocks(text)) {
-    return Status::InvalidArgument("invalid UTF-8 at byte offset " + std::to_string(*bad));
+    return Status::InvalidArgument(text_internal::InvalidUtf8Message(*bad));
   }
   return counter_->Finish(top);
 }
@@ -137,8 +138,7 @@ Status KeywordExtractor::Add(std::string_view piece) {
   const size_t cut = LastBlockBoundary(pending);
   if (cut == 0) return Status::OK();
   if (auto bad = counter_->AddBlocks(std::string_view(pending.data(), cut))) {
-    return Status::InvalidArgument("invalid UTF-8 at byte offset " +
-                                   std::to_string(counter_->consumed + *bad));
+    return Status::InvalidArgument(text_internal::InvalidUtf8Message(counter_->consumed + *bad));
   }
   counter_->consumed += cut;
   pending.erase(0, cut);
@@ -149,7 +149,7 @@ Result<std::vector<Keyword>> KeywordExtractor::Finish(size_t top) {
   if (auto bad = counter_->AddBlocks(counter_->pending)) {
     const uint64_t offset = counter_->consumed + *bad;
     counter_->Reset();
-    return Status::InvalidArgument("invalid UTF-8 at byte offset " + std::to_string(offset));
+    return Status::InvalidArgument(text_internal::InvalidUtf8Message(offset));
   }
   auto keywords = counter_->Finish(top);
   counter_->Reset();
