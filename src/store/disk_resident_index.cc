@@ -116,16 +116,19 @@ Result<std::vector<OnlineMatch>> DiskResidentIndex::QueryLocked(const Signature&
   return out;
 }
 
-Status DiskResidentIndex::InsertLocked(std::string_view id, const Signature& signature) {
+Status DiskResidentIndex::CheckNewLocked(std::string_view id) const {
   auto contains = ContainsLocked(id);
   if (!contains.ok()) return contains.status();
   if (*contains)
     return Status::FailedPrecondition("id '" + PrintableId(id) + "' is already stored");
+  return Status::OK();
+}
+
+void DiskResidentIndex::AddLocked(std::string_view id, const Signature& signature) {
   inserted_.emplace(std::string(id), Pending{signature.simhash, signature.empty});
   ++group_inserts_;
   ++documents_delta_;
   empty_delta_ += signature.empty;
-  return Status::OK();
 }
 
 Status DiskResidentIndex::Insert(std::string_view id, std::string_view text) {
@@ -139,7 +142,9 @@ Status DiskResidentIndex::InsertSigned(std::string_view id, const Signature& sig
   NEARDUP_RETURN_IF_ERROR(CheckId(id));
   NEARDUP_RETURN_IF_ERROR(CheckSignature(signature));
   std::unique_lock lock(mutex_);
-  return InsertLocked(id, signature);
+  NEARDUP_RETURN_IF_ERROR(CheckNewLocked(id));
+  AddLocked(id, signature);
+  return Status::OK();
 }
 
 Status DiskResidentIndex::InsertAll(
@@ -219,10 +224,7 @@ Result<QueryAndInsertResult> DiskResidentIndex::QueryAndInsertSigned(std::string
   NEARDUP_RETURN_IF_ERROR(CheckId(id));
   NEARDUP_RETURN_IF_ERROR(CheckSignature(signature));
   std::unique_lock lock(mutex_);
-  auto contains = ContainsLocked(id);
-  if (!contains.ok()) return contains.status();
-  if (*contains)
-    return Status::FailedPrecondition("id '" + PrintableId(id) + "' is already stored");
+  NEARDUP_RETURN_IF_ERROR(CheckNewLocked(id));
   QueryAndInsertResult result;
   OnlineQueryStats local;
   auto matches = QueryLocked(signature, &local);
@@ -233,7 +235,7 @@ Result<QueryAndInsertResult> DiskResidentIndex::QueryAndInsertSigned(std::string
   }
   result.matches = std::move(*matches);
   if (policy == InsertPolicy::kAlways || result.matches.empty()) {
-    NEARDUP_RETURN_IF_ERROR(InsertLocked(id, signature));
+    AddLocked(id, signature);  // checked above, under the same lock
     result.inserted = true;
   }
   return result;

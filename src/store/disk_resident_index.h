@@ -80,7 +80,10 @@ class DiskResidentIndex final : public OnlineIndex {
   Result<bool> ContainsLocked(std::string_view id) const;
   Result<std::vector<OnlineMatch>> QueryLocked(const Signature& signature,
                                                OnlineQueryStats* stats) const;
-  Status InsertLocked(std::string_view id, const Signature& signature);
+  // FailedPrecondition when the id is stored (or in the group); the database's errors.
+  Status CheckNewLocked(std::string_view id) const;
+  // Adds a document whose id CheckNewLocked accepted to the group.
+  void AddLocked(std::string_view id, const Signature& signature);
   Status CheckSignature(const Signature& signature) const;
 
   const std::unique_ptr<DocumentSigner> signer_;

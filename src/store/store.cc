@@ -17,6 +17,11 @@ namespace {
 // QueryAndInsertBatch calls go alone.
 constexpr size_t kMaxGroupDocuments = 4096;
 
+// The index of a disk-resident store, else null.
+store::DiskResidentIndex* DiskIndexOf(bool disk_resident, OnlineIndex* index) {
+  return disk_resident ? static_cast<store::DiskResidentIndex*>(index) : nullptr;
+}
+
 }  // namespace
 
 Result<FsyncMode> ParseFsyncMode(std::string_view name) {
@@ -97,7 +102,7 @@ Status Store::Write(Writer* writer) {
 Store::PendingWrite Store::ApplyGroup(std::span<Writer* const> group) {
   store::Database& rocks = db_->rocks;
   const uint32_t stamp = store::SettingsStamp(signer().settings());
-  auto* disk = disk_resident_ ? static_cast<store::DiskResidentIndex*>(index_.get()) : nullptr;
+  store::DiskResidentIndex* disk = DiskIndexOf(disk_resident_, index_.get());
   PendingWrite pending;
   rocksdb::WriteBatch& batch = pending.batch;
   std::vector<Undo>& undo = pending.undo;
@@ -177,7 +182,7 @@ Store::PendingWrite Store::ApplyGroup(std::span<Writer* const> group) {
 
 // Writes the batch durably; on failure takes its documents out of the index again.
 Status Store::CommitGroup(PendingWrite* pending) {
-  auto* disk = disk_resident_ ? static_cast<store::DiskResidentIndex*>(index_.get()) : nullptr;
+  store::DiskResidentIndex* disk = DiskIndexOf(disk_resident_, index_.get());
   if (pending->undo.empty()) {
     if (disk != nullptr) disk->EndGroup(/*written=*/true);
     return Status::OK();
@@ -297,10 +302,8 @@ StoreStats Store::Stats() const {
   stats.fsync = fsync_;
   stats.syncs = queue_->syncs.load();
   stats.disk_resident = disk_resident_;
-  if (disk_resident_) {
-    stats.table_design =
-        static_cast<const store::DiskResidentIndex*>(index_.get())->tables().design().ToString();
-  }
+  if (disk_resident_)
+    stats.table_design = DiskIndexOf(true, index_.get())->tables().design().ToString();
   std::error_code error;
   for (const auto& entry : std::filesystem::directory_iterator(path_, error)) {
     if (entry.is_regular_file(error)) stats.disk_bytes += entry.file_size(error);
