@@ -1,9 +1,10 @@
 // IdIndex: the string ids of an online index. Row r's id is bytes_[offsets_[r] .. offsets_[r + 1]);
 // an open-addressing table of rows (linear probing, hashed by XXH3, deletion by backward shift)
-// finds the row of a live id. Each slot keeps 32 bits of the id's hash beside its row, so a lookup
-// reads an id's bytes only when those bits agree (a probe run at the table's 80% load is about 13
-// slots long for an id that is not there). An id costs its bytes plus 8 (offset) plus about 10
-// (table).
+// finds the row of a live id. Each slot keeps the top 32 bits of the id's hash beside its row: a
+// lookup reads an id's bytes only when those bits agree (a probe run at the table's 80% load is
+// about 13 slots long for an id that is not there), and since a slot's home comes from the same 32
+// bits, growing the table never reads the ids again. An id costs its bytes plus 8 (offset) plus
+// about 10 (table).
 //
 // Thread safety: none; the owner serialises access.
 #ifndef NEARDUP_ONLINE_ID_INDEX_H_
@@ -45,23 +46,21 @@ class IdIndex {
   }
 
  private:
-  static uint64_t Hash(std::string_view id);
-  size_t Home(uint64_t hash) const {
-    __extension__ using Wide = unsigned __int128;
-    return static_cast<size_t>((static_cast<Wide>(hash) * slots_.size()) >> 64);
+  // The top 32 bits of the id's XXH3 hash: its slot's tag and the source of its home.
+  static uint32_t Tag(std::string_view id);
+  size_t Home(uint32_t tag) const {
+    return static_cast<size_t>((uint64_t{tag} * slots_.size()) >> 32);
   }
   size_t Next(size_t s) const { return s + 1 == slots_.size() ? 0 : s + 1; }
-  static uint64_t Slot(uint64_t hash, uint32_t row) { return (hash << 32) | row; }
+  static uint64_t Slot(uint32_t tag, uint32_t row) { return (uint64_t{tag} << 32) | row; }
   static uint32_t RowOf(uint64_t slot) { return static_cast<uint32_t>(slot); }
-  static bool SameTag(uint64_t slot, uint64_t hash) {
-    return static_cast<uint32_t>(slot >> 32) == static_cast<uint32_t>(hash);
-  }
-  void Place(uint32_t row);
+  static uint32_t TagOf(uint64_t slot) { return static_cast<uint32_t>(slot >> 32); }
+  void Place(uint64_t slot);
   void Rehash(size_t slots);
 
   std::string bytes_;
   std::vector<uint64_t> offsets_;
-  std::vector<uint64_t> slots_;  // Slot(hash, row): the hash's low 32 bits and the row
+  std::vector<uint64_t> slots_;  // Slot(tag, row)
   size_t linked_ = 0;
 };
 

@@ -6,6 +6,7 @@
 #include <rocksdb/write_batch.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -329,7 +330,8 @@ Result<std::unique_ptr<Store>> Store::Open(const std::string& dir, const StoreOp
     } else {
       OnlineIndexOptions index_options;
       index_options.method = meta->method;
-      index_options.expected_documents = options.expected_documents;
+      // The rows handed out bound the documents to load: the tables are sized once for them.
+      index_options.expected_documents = std::max(options.expected_documents, meta->next_row);
       auto created = OnlineIndex::Create(index_options);
       if (!created.ok()) return created.status().WithContext(dir);
       index = std::move(*created);
