@@ -166,6 +166,8 @@ class Store {
   Result<std::vector<OnlineMatch>> QuerySigned(const Signature& signature,
                                                OnlineQueryStats* stats = nullptr) const;
   bool Contains(std::string_view id) const;
+  // The stored signature of `id`, read from the database (an acknowledged write is there; one in
+  // flight may not be yet). NotFound when there is none.
   Result<Signature> Get(std::string_view id) const;
   void ForEach(const std::function<void(std::string_view, const Signature&)>& fn) const;
 

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <unordered_map>
 
+#include "online/document_id.h"
 #include "store/disk_resident_index.h"
 #include "store/record.h"
 #include "store/store_internal.h"
@@ -288,7 +289,29 @@ Result<std::vector<OnlineMatch>> Store::QuerySigned(const Signature& signature,
 
 bool Store::Contains(std::string_view id) const { return index_->Contains(id); }
 
-Result<Signature> Store::Get(std::string_view id) const { return index_->Get(id); }
+Result<Signature> Store::Get(std::string_view id) const {
+  // From the database: the in-memory index finds a merged row's band keys only by a scan of its
+  // tables. A write in flight is not seen until it is acknowledged.
+  if (disk_resident_) return index_->Get(id);
+  const store::Database& rocks = db_->rocks;
+  const Status not_found =
+      Status::NotFound("no document with id '" + online_internal::PrintableId(id) + "'");
+  std::string value;
+  rocksdb::Status got = rocks.db->Get(rocksdb::ReadOptions(), rocks.ids, id, &value);
+  if (got.IsNotFound()) return not_found;
+  if (!got.ok()) return store::ToStatus(got, path_, "read the row of an id");
+  const std::optional<uint64_t> row = store::DecodeFixed64(value);
+  if (!row) return Status::Corruption(path_ + ": malformed row of an id");
+  got = rocks.db->Get(rocksdb::ReadOptions(), rocks.documents, store::RowKey(*row), &value);
+  if (got.IsNotFound()) return not_found;  // removed in between
+  if (!got.ok()) return store::ToStatus(got, path_, "read row " + std::to_string(*row));
+  store::DecodedDocument document;
+  const Status decoded =
+      store::DecodeDocument(value, store::SettingsStamp(signer().settings()),
+                            signer().sketch_bytes(), signer().bands(), &document);
+  if (!decoded.ok()) return decoded.WithContext(path_ + ": row " + std::to_string(*row));
+  return std::move(document.signature);
+}
 
 void Store::ForEach(const std::function<void(std::string_view, const Signature&)>& fn) const {
   index_->ForEach(fn);

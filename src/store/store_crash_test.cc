@@ -147,16 +147,22 @@ TEST_P(StoreCrashTest, EveryAcknowledgedWriteSurvivesKill9) {
     ASSERT_TRUE(opened.ok()) << "round " << round << ": " << opened.status().ToString();
     std::unique_ptr<Store> store = std::move(*opened);
     ASSERT_EQ(store->Stats().disk_resident, GetParam() == "disk");
+    // Every acknowledged document is present; the signatures of this round's are compared with
+    // their texts signed again, and of a sample of the earlier rounds' (signing them all each round
+    // would take most of the test's time).
+    const std::string this_round = "r" + std::to_string(round) + "-";
+    size_t earlier = 0;
     for (const std::string& id : acknowledged) {
       auto signature = store->Get(id);
       ASSERT_TRUE(signature.ok()) << "round " << round << ": acknowledged " << id << " lost";
+      if (!id.starts_with(this_round) && earlier++ % 16 != 0) continue;
       ASSERT_EQ(*signature, *store->signer().Sign(TextOf(id))) << id;
     }
-    // Its index too: each acknowledged document is found by its own text (sampled: a query of a
-    // disk-resident store reads the disk).
+    // Its index too: this round's acknowledged documents are found by their own texts (sampled: a
+    // query of a disk-resident store reads the disk).
     size_t sampled = 0;
     for (const std::string& id : acknowledged) {
-      if (sampled++ % 16 != 0) continue;
+      if (!id.starts_with(this_round) || sampled++ % 16 != 0) continue;
       auto matches = store->Query(TextOf(id));
       ASSERT_TRUE(matches.ok()) << matches.status().ToString();
       ASSERT_TRUE(std::any_of(matches->begin(), matches->end(),
