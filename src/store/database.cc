@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdarg>
 
+#include "online/document_id.h"
 #include "store/record.h"
 
 namespace neardup::store {
@@ -92,6 +93,28 @@ uint64_t Database::memory_bytes() const {
     if (db->GetIntProperty(handle, "rocksdb.estimate-table-readers-mem", &value)) total += value;
   }
   return total;
+}
+
+Result<std::optional<uint64_t>> ReadRowOfId(const Database& database, std::string_view dir,
+                                            std::string_view id) {
+  std::string value;
+  const rocksdb::Status got =
+      database.db->Get(rocksdb::ReadOptions(), database.ids, rocksdb::Slice(id), &value);
+  if (got.IsNotFound()) return std::optional<uint64_t>();
+  const std::string printable = online_internal::PrintableId(id);
+  if (!got.ok()) return ToStatus(got, dir, "read the row of id " + printable);
+  const std::optional<uint64_t> row = DecodeFixed64(value);
+  if (!row) return Status::Corruption(std::string(dir) + ": malformed row of id " + printable);
+  return row;
+}
+
+Status ReadRecord(const Database& database, std::string_view dir, uint64_t row,
+                  std::string* record) {
+  const rocksdb::Status got =
+      database.db->Get(rocksdb::ReadOptions(), database.documents, RowKey(row), record);
+  if (got.IsNotFound()) return Status::NotFound("row " + std::to_string(row));
+  if (!got.ok()) return ToStatus(got, dir, "read row " + std::to_string(row));
+  return Status::OK();
 }
 
 Status ToStatus(const rocksdb::Status& status, std::string_view dir, std::string_view doing) {

@@ -10,6 +10,7 @@
 #include <rocksdb/status.h>
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -51,6 +52,13 @@ rocksdb::Options DatabaseOptions(bool create);
 // cache_bytes. Errors as ToStatus.
 Status OpenDatabase(const std::string& dir, bool read_only, bool create, Database* database,
                     bool tables = false, uint64_t cache_bytes = uint64_t{256} << 20);
+
+// The row of `id` in the ids family, nullopt when there is none. Errors name `dir`.
+Result<std::optional<uint64_t>> ReadRowOfId(const Database& database, std::string_view dir,
+                                            std::string_view id);
+// The document record of `row` into *record. NotFound ("row N") when there is none.
+Status ReadRecord(const Database& database, std::string_view dir, uint64_t row,
+                  std::string* record);
 
 // A RocksDB status as neardup's, naming the store: a held lock becomes FailedPrecondition "DIR is
 // in use by another process", damage becomes Corruption, other failures IOError.

@@ -34,25 +34,6 @@ Status DiskResidentIndex::CheckSignature(const Signature& signature) const {
   return Status::OK();
 }
 
-Result<std::optional<uint64_t>> DiskResidentIndex::StoredRow(std::string_view id) const {
-  std::string value;
-  const rocksdb::Status got =
-      database_->db->Get(rocksdb::ReadOptions(), database_->ids, rocksdb::Slice(id), &value);
-  if (got.IsNotFound()) return std::optional<uint64_t>();
-  if (!got.ok()) return ToStatus(got, dir_, "read the row of id " + PrintableId(id));
-  const std::optional<uint64_t> row = DecodeFixed64(value);
-  if (!row) return Status::Corruption(dir_ + ": malformed row of id " + PrintableId(id));
-  return row;
-}
-
-Status DiskResidentIndex::ReadRow(uint64_t row, std::string* record) const {
-  const rocksdb::Status got =
-      database_->db->Get(rocksdb::ReadOptions(), database_->documents, RowKey(row), record);
-  if (got.IsNotFound()) return Status::NotFound("row " + std::to_string(row));
-  if (!got.ok()) return ToStatus(got, dir_, "read row " + std::to_string(row));
-  return Status::OK();
-}
-
 Status DiskResidentIndex::Decode(std::string_view record, uint64_t row, std::string_view* id,
                                  Signature* signature) const {
   DecodedDocument document;
@@ -68,7 +49,7 @@ Status DiskResidentIndex::Decode(std::string_view record, uint64_t row, std::str
 Result<bool> DiskResidentIndex::ContainsLocked(std::string_view id) const {
   if (inserted_.find(id) != inserted_.end()) return true;
   if (removed_ids_.find(id) != removed_ids_.end()) return false;
-  auto row = StoredRow(id);
+  auto row = ReadRowOfId(*database_, dir_, id);
   if (!row.ok()) return row.status();
   return row->has_value();
 }
@@ -90,7 +71,7 @@ Result<std::vector<OnlineMatch>> DiskResidentIndex::QueryLocked(const Signature&
   std::string record;
   for (const Match& match : found) {
     if (removed_rows_.count(match.id) != 0) continue;
-    const Status status = ReadRow(match.id, &record);
+    const Status status = ReadRecord(*database_, dir_, match.id, &record);
     if (status.code() == Status::Code::kNotFound) continue;  // removed while we read
     NEARDUP_RETURN_IF_ERROR(status);
     std::string_view id;
@@ -172,11 +153,11 @@ Status DiskResidentIndex::Remove(std::string_view id) {
   }
   const Status not_found = Status::NotFound("no document with id '" + PrintableId(id) + "'");
   if (removed_ids_.find(id) != removed_ids_.end()) return not_found;
-  auto row = StoredRow(id);
+  auto row = ReadRowOfId(*database_, dir_, id);
   if (!row.ok()) return row.status();
   if (!row->has_value()) return not_found;
   std::string record;
-  NEARDUP_RETURN_IF_ERROR(ReadRow(**row, &record));
+  NEARDUP_RETURN_IF_ERROR(ReadRecord(*database_, dir_, **row, &record));
   std::string_view stored_id;
   Signature signature;
   NEARDUP_RETURN_IF_ERROR(Decode(record, **row, &stored_id, &signature));
@@ -257,11 +238,11 @@ Result<Signature> DiskResidentIndex::Get(std::string_view id) const {
     return signature;
   }
   if (removed_ids_.find(id) != removed_ids_.end()) return not_found;
-  auto row = StoredRow(id);
+  auto row = ReadRowOfId(*database_, dir_, id);
   if (!row.ok()) return row.status();
   if (!row->has_value()) return not_found;
   std::string record;
-  const Status read = ReadRow(**row, &record);
+  const Status read = ReadRecord(*database_, dir_, **row, &record);
   if (read.code() == Status::Code::kNotFound) return not_found;
   NEARDUP_RETURN_IF_ERROR(read);
   std::string_view stored_id;

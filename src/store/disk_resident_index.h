@@ -71,10 +71,6 @@ class DiskResidentIndex final : public OnlineIndex {
     uint64_t simhash = 0;
     bool empty = false;
   };
-  // The row of `id` in the database (nullopt: none), ignoring the overlay.
-  Result<std::optional<uint64_t>> StoredRow(std::string_view id) const;
-  // The document record of `row` (NotFound when there is none).
-  Status ReadRow(uint64_t row, std::string* record) const;
   Status Decode(std::string_view record, uint64_t row, std::string_view* id,
                 Signature* signature) const;
   Result<bool> ContainsLocked(std::string_view id) const;

@@ -123,17 +123,14 @@ Store::PendingWrite Store::ApplyGroup(std::span<Writer* const> group) {
       if (auto it = rows.find(id); it != rows.end()) {
         row = it->second;
       } else {
-        std::string value;
-        const rocksdb::Status got = rocks.db->Get(rocksdb::ReadOptions(), rocks.ids, id, &value);
-        if (!got.ok()) {
-          writer->status = store::ToStatus(got, path_, "read the row of id " + id);
+        auto stored = store::ReadRowOfId(rocks, path_, id);
+        if (stored.ok() && !stored->has_value())
+          stored = Status::Corruption(path_ + ": no row of id " + id + ", which the index holds");
+        if (!stored.ok()) {
+          writer->status = stored.status();
           continue;
         }
-        row = store::DecodeFixed64(value);
-        if (!row) {
-          writer->status = Status::Corruption(path_ + ": malformed row of id " + id);
-          continue;
-        }
+        row = **stored;
       }
       writer->status = index_->Remove(id);
       if (!writer->status.ok()) continue;
@@ -296,20 +293,18 @@ Result<Signature> Store::Get(std::string_view id) const {
   const store::Database& rocks = db_->rocks;
   const Status not_found =
       Status::NotFound("no document with id '" + online_internal::PrintableId(id) + "'");
+  auto row = store::ReadRowOfId(rocks, path_, id);
+  if (!row.ok()) return row.status();
+  if (!row->has_value()) return not_found;
   std::string value;
-  rocksdb::Status got = rocks.db->Get(rocksdb::ReadOptions(), rocks.ids, id, &value);
-  if (got.IsNotFound()) return not_found;
-  if (!got.ok()) return store::ToStatus(got, path_, "read the row of an id");
-  const std::optional<uint64_t> row = store::DecodeFixed64(value);
-  if (!row) return Status::Corruption(path_ + ": malformed row of an id");
-  got = rocks.db->Get(rocksdb::ReadOptions(), rocks.documents, store::RowKey(*row), &value);
-  if (got.IsNotFound()) return not_found;  // removed in between
-  if (!got.ok()) return store::ToStatus(got, path_, "read row " + std::to_string(*row));
+  const Status read = store::ReadRecord(rocks, path_, **row, &value);
+  if (read.code() == Status::Code::kNotFound) return not_found;  // removed in between
+  NEARDUP_RETURN_IF_ERROR(read);
   store::DecodedDocument document;
   const Status decoded =
       store::DecodeDocument(value, store::SettingsStamp(signer().settings()),
                             signer().sketch_bytes(), signer().bands(), &document);
-  if (!decoded.ok()) return decoded.WithContext(path_ + ": row " + std::to_string(*row));
+  if (!decoded.ok()) return decoded.WithContext(path_ + ": row " + std::to_string(**row));
   return std::move(document.signature);
 }
 
