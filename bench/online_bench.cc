@@ -6,6 +6,8 @@
 // whose clusters hold thousands of copies.
 //
 // Usage: online_bench [--method accurate|simhash] [--documents N] [--queries Q] [--threads T]
+//                     [--sketch-dir DIR]
+// --sketch-dir keeps the sketches in a file of DIR (OnlineIndexOptions::sketch_directory).
 // Prints one "name value unit" line per figure.
 #include <algorithm>
 #include <atomic>
@@ -123,6 +125,7 @@ int main(int argc, char** argv) {
   std::string method = "accurate";
   uint64_t documents = 1000000, queries = 200000;
   int threads = 2;
+  std::string sketch_dir;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string flag = argv[i];
     if (flag == "--method")
@@ -133,6 +136,8 @@ int main(int argc, char** argv) {
       queries = std::strtoull(argv[i + 1], nullptr, 10);
     else if (flag == "--threads")
       threads = std::atoi(argv[i + 1]);
+    else if (flag == "--sketch-dir")
+      sketch_dir = argv[i + 1];
     else {
       std::fprintf(stderr, "online_bench: unknown option %s\n", argv[i]);
       return 2;
@@ -146,6 +151,7 @@ int main(int argc, char** argv) {
   }
   options.method.method = *parsed;
   options.expected_documents = documents;
+  options.sketch_directory = sketch_dir;
   auto created = neardup::OnlineIndex::Create(options);
   if (!created.ok()) {
     std::fprintf(stderr, "online_bench: %s\n", created.status().ToString().c_str());

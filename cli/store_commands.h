@@ -19,10 +19,11 @@ struct StoreFlags {
   std::optional<double> threshold;
   std::optional<int> k;
   std::string fsync = "batch";
-  bool always = false;         // --always: InsertPolicy::kAlways
-  bool if_new = false;         // --if-new: InsertPolicy::kIfNew (the default)
-  int batch = 256;             // documents per synced write with --fsync batch
-  bool disk_resident = false;  // --disk-resident: a new store's tables on disk (simhash)
+  bool always = false;            // --always: InsertPolicy::kAlways
+  bool if_new = false;            // --if-new: InsertPolicy::kIfNew (the default)
+  int batch = 256;                // documents per synced write with --fsync batch
+  bool disk_resident = false;     // --disk-resident: a new store's tables on disk (simhash)
+  bool sketches_on_disk = false;  // --sketches-on-disk: accurate sketches in a scratch file
 };
 
 // Registers `index add` and `index remove`.

@@ -16,8 +16,10 @@
 // with InsertPolicy::kIfNew, exactly one is stored and the other is told which.
 //
 // The index holds signatures only, never texts: per document the id (its bytes plus about 12), and
-// for kAccurate the sketch (132 bytes by default) and its band keys in the band tables; for
-// kSimhash the fingerprint in the permuted tables (about 30 bytes). Stats() reports the memory.
+// for kAccurate the sketch (132 bytes by default; or in a file,
+// OnlineIndexOptions::sketch_directory) and its band keys in the band tables (about 115 bytes); for
+// kSimhash the fingerprint in the permuted tables (about 30 bytes). Stats() reports the memory
+// (doc/online.md, "Memory").
 //
 // Thread safety: every method may be called from several threads at once. Queries run concurrently
 // with each other; inserts and removes are serialised and wait for the queries in flight.
@@ -82,6 +84,11 @@ struct OnlineIndexOptions {
   MethodOptions method;
   // Documents expected: tables are sized once for them (0: grown as needed).
   uint64_t expected_documents = 0;
+  // kAccurate: where the sketches are kept. Empty (default): in memory. A directory: in an unlinked
+  // temporary file there, read back for each candidate a query verifies (about 132 bytes a
+  // document less in memory, a pread() a candidate; doc/online.md). Create fails with IOError when
+  // the file cannot be made; an insert, when it cannot be written (the insert is then not made).
+  std::string sketch_directory;
 };
 
 class OnlineIndex {
@@ -132,8 +139,9 @@ class OnlineIndex {
   virtual Result<Signature> Get(std::string_view id) const = 0;
 
   // Calls fn(id, signature) for every stored document, in insertion order (under a shared lock:
-  // fn must not call the index).
-  virtual void ForEach(const std::function<void(std::string_view, const Signature&)>& fn) const = 0;
+  // fn must not call the index). IOError when a sketch could not be read back from its file.
+  virtual Status ForEach(
+      const std::function<void(std::string_view, const Signature&)>& fn) const = 0;
 
   virtual OnlineIndexStats Stats() const = 0;
 };

@@ -61,65 +61,93 @@ bool BandTables::ShouldMerge() const {
   return buffer_rows_ >= std::max(min_merge_rows_, main_rows_ / 16);
 }
 
-int BandTables::PrefixBitsFor(size_t entries) {
-  return entries < 16 ? 0 : std::clamp(static_cast<int>(std::bit_width(entries)) - 3, 1, 26);
+void BandTables::Run::Layout(size_t entries, uint32_t top_row) {
+  const int prefix =
+      entries < 16 ? 0 : std::clamp(static_cast<int>(std::bit_width(entries)) - 3, 1, 26);
+  const int low = 32 - prefix;
+  const int needed = low + std::max(1, static_cast<int>(std::bit_width(top_row)));
+  const auto new_width = static_cast<size_t>((needed + 7) / 8);
+  if (!directory.empty() && prefix == prefix_bits && new_width == width) return;
+  std::vector<uint64_t> all;
+  if (!directory.empty()) Decode(&all);
+  prefix_bits = prefix;
+  low_bits = low;
+  width = new_width;
+  row_bits = static_cast<int>(width) * 8 - low;
+  mask = width == 8 ? ~uint64_t{0} : (uint64_t{1} << (width * 8)) - 1;
+  bytes.resize(all.size() * width + 8);
+  directory.assign((size_t{1} << prefix_bits) + 1, 0);
+  uint32_t* dir = directory.data();
+  for (size_t i = 0; i < all.size(); ++i) {
+    const auto key = static_cast<uint32_t>(all[i] >> 32);
+    Store(i, Encode(key, static_cast<uint32_t>(all[i])));
+    ++dir[Bucket(key) + 1];
+  }
+  for (size_t b = 1; b < directory.size(); ++b) dir[b] += dir[b - 1];
 }
 
-void BandTables::Run::BuildDirectory() {
-  prefix_bits = PrefixBitsFor(entries.size());
-  const size_t buckets = size_t{1} << prefix_bits;
-  directory.assign(buckets + 1, 0);
-  // Count each bucket's entries into the slot after it, then sum: directory[b] = entries before b.
-  uint32_t* dir = directory.data();
-  if (prefix_bits > 0) {
-    for (uint64_t e : entries) ++dir[(e >> (64 - prefix_bits)) + 1];
-  } else {
-    dir[1] = static_cast<uint32_t>(entries.size());
+void BandTables::Run::Decode(std::vector<uint64_t>* out) const {
+  out->clear();
+  out->reserve(count);
+  for (size_t b = 0; b + 1 < directory.size(); ++b) {
+    for (size_t i = directory[b]; i < directory[b + 1]; ++i) {
+      const uint64_t v = Load(i);
+      out->push_back(uint64_t{KeyOf(b, v)} << 32 | RowOf(v));
+    }
   }
-  for (size_t b = 1; b <= buckets; ++b) dir[b] += dir[b - 1];
 }
 
-void BandTables::Run::ShiftDirectory(std::span<const uint64_t> fresh) {
-  const int bits = prefix_bits;
-  uint32_t* dir = directory.data();
-  const size_t buckets = size_t{1} << bits;
-  size_t f = 0;
-  for (size_t b = 0; b <= buckets; ++b) {
-    // f = the fresh entries of buckets < b.
-    while (f < fresh.size() && (bits == 0 ? 0 : fresh[f] >> (64 - bits)) < b) ++f;
-    dir[b] += static_cast<uint32_t>(f);
+void BandTables::Run::Purge(const RowBits& removed) {
+  if (directory.empty()) return;
+  size_t kept = 0, begin = 0;
+  const size_t buckets = directory.size() - 1;
+  for (size_t b = 0; b < buckets; ++b) {
+    const size_t end = directory[b + 1];
+    directory[b] = static_cast<uint32_t>(kept);
+    for (size_t i = begin; i < end; ++i) {
+      const uint64_t v = Load(i);
+      if (!removed.Contains(RowOf(v))) Store(kept++, v);
+    }
+    begin = end;
   }
+  directory[buckets] = static_cast<uint32_t>(kept);
+  count = kept;
 }
 
 void BandTables::Run::MergeIn(std::span<const uint64_t> fresh, const RowBits* removed) {
-  const size_t before = entries.size();
-  if (removed != nullptr) {
-    uint64_t* end = std::remove_if(entries.begin(), entries.end(), [&](uint64_t e) {
-      return removed->Contains(static_cast<uint32_t>(e));
-    });
-    entries.resize(static_cast<size_t>(end - entries.begin()));
-  }
-  // In place, from the back: the run grows by the fresh entries and nothing else is allocated.
-  size_t a = entries.size(), b = fresh.size();
-  entries.resize(a + b);
-  uint64_t* data = entries.data();
-  for (size_t out = a + b; b > 0;) {
-    if (a > 0 && data[a - 1] > fresh[b - 1]) {
-      data[--out] = data[--a];
-    } else {
-      data[--out] = fresh[--b];
+  if (removed != nullptr) Purge(*removed);
+  uint32_t top = max_row;
+  for (uint64_t e : fresh) top = std::max(top, static_cast<uint32_t>(e));
+  Layout(count + fresh.size(), top);
+  max_row = top;
+  if (fresh.empty()) return;
+  // In place, from the back, a bucket at a time: the run grows by the fresh entries and nothing
+  // else is allocated. directory[b + 1] becomes bucket b's new end; the buckets below the lowest
+  // fresh entry's do not move.
+  const size_t total = count + fresh.size();
+  bytes.resize(total * width + 8);
+  uint8_t* data = bytes.data();
+  size_t out = total, f = fresh.size();
+  for (size_t b = directory.size() - 1; b-- > 0 && f > 0;) {
+    const size_t begin = directory[b];
+    size_t a = directory[b + 1];
+    directory[b + 1] = static_cast<uint32_t>(out);
+    while (f > 0 && Bucket(static_cast<uint32_t>(fresh[f - 1] >> 32)) == b) {
+      const uint64_t v =
+          Encode(static_cast<uint32_t>(fresh[f - 1] >> 32), static_cast<uint32_t>(fresh[f - 1]));
+      while (a > begin && Load(a - 1) > v) Store(--out, Load(--a));
+      Store(--out, v);
+      --f;
     }
+    const size_t rest = a - begin;
+    if (out != a) std::memmove(data + (out - rest) * width, data + begin * width, rest * width);
+    out -= rest;
   }
-  if (entries.size() == before + fresh.size() && PrefixBitsFor(entries.size()) == prefix_bits &&
-      !directory.empty()) {
-    ShiftDirectory(fresh);
-  } else {
-    BuildDirectory();
-  }
+  count = total;
 }
 
 size_t BandTables::Run::memory_bytes() const {
-  return entries.capacity() * sizeof(uint64_t) + directory.capacity() * sizeof(uint32_t);
+  return bytes.capacity() + directory.capacity() * sizeof(uint32_t);
 }
 
 void BandTables::SortByKey(std::vector<uint64_t>* values) {
@@ -161,7 +189,7 @@ void BandTables::Merge(const RowBits& removed) {
     std::fill(band.slots.begin(), band.slots.end(),
               uint64_t{kNone});  // keeps its size for the next buffer
     band.used = 0;
-    main_rows = band.main.entries.size();
+    main_rows = band.main.count;
   }
   if (purge) purged_removed_ = removed.count();
   main_rows_ = main_rows;
@@ -184,7 +212,7 @@ void BandTables::AddAll(uint32_t first_row, std::span<const uint32_t> keys,
     }
     SortByKey(&fresh_);
     tables_[j].main.MergeIn(fresh_, nullptr);
-    main_rows = tables_[j].main.entries.size();
+    main_rows = tables_[j].main.count;
   }
   main_rows_ = main_rows;
   // A load's scratch is as large as the load: not kept for the merges of single inserts.
@@ -194,8 +222,13 @@ void BandTables::AddAll(uint32_t first_row, std::span<const uint32_t> keys,
 
 void BandTables::KeysOfAll(std::span<uint32_t> keys) const {
   for (size_t j = 0; j < bands_; ++j) {
-    for (uint64_t e : tables_[j].main.entries)
-      keys[static_cast<uint32_t>(e) * bands_ + j] = static_cast<uint32_t>(e >> 32);
+    const Run& run = tables_[j].main;
+    for (size_t b = 0; b + 1 < run.directory.size(); ++b) {
+      for (size_t i = run.directory[b]; i < run.directory[b + 1]; ++i) {
+        const uint64_t v = run.Load(i);
+        keys[size_t{run.RowOf(v)} * bands_ + j] = run.KeyOf(b, v);
+      }
+    }
   }
   for (size_t index = 0; index < buffer_present_.size(); ++index) {
     if (buffer_present_[index] == 0) continue;
@@ -213,12 +246,16 @@ bool BandTables::KeysOf(uint32_t row, std::span<uint32_t> keys) const {
     return true;
   }
   for (size_t j = 0; j < bands_; ++j) {
+    const Run& run = tables_[j].main;
     bool found = false;
-    for (uint64_t e : tables_[j].main.entries) {
-      if (static_cast<uint32_t>(e) == row) {
-        keys[j] = static_cast<uint32_t>(e >> 32);
-        found = true;
-        break;
+    for (size_t b = 0; b + 1 < run.directory.size() && !found; ++b) {
+      for (size_t i = run.directory[b]; i < run.directory[b + 1]; ++i) {
+        const uint64_t v = run.Load(i);
+        if (run.RowOf(v) == row) {
+          keys[j] = run.KeyOf(b, v);
+          found = true;
+          break;
+        }
       }
     }
     if (!found) return false;

@@ -1,15 +1,17 @@
 // BandTables: for every LSH band, band key -> the rows holding it, for the accurate method's online
 // index.
 //
-// Each band has a main table, a run of (key << 32 | row) entries in ascending order with a
-// directory on the keys' top bits (8 bytes an entry plus about 0.6 for the directory: 4-8 entries a
-// bucket), and a write buffer: an open-addressing table of (key, newest row) with the rows of a key
-// chained through `next`. Add() writes to the buffer in O(1); once it holds 1/16 of the stored rows
-// (at least min_merge_rows), Merge() radix-sorts it and merges it into the main table in place,
-// from the back, so an insert moves about 16 entries per band on average. The main tables grow with
-// realloc (no copy where the system can remap pages), their directories are shifted by the merged
-// entries' counts rather than rebuilt, and removed rows are dropped from them once they are 1/16
-// of the rows (until then the caller skips them).
+// Each band has a main table, a run of (key, row) entries in ascending order with a directory on
+// the keys' top bits, each entry packed into the fewest bytes that hold the rest of its key and its
+// row (5 bytes an entry plus about 0.6 for the directory: 4-8 entries a bucket), and a write
+// buffer: an open-addressing table of (key, newest row) with the rows of a key chained through
+// `next`. Add() writes to the buffer in O(1); once it holds 1/16 of the stored rows (at least
+// min_merge_rows), Merge() radix-sorts it and merges it into the main table in place, from the
+// back, so an insert moves about 16 entries per band on average. The main tables grow with realloc
+// (no copy where the system can remap pages), their directories are updated in the same pass, a
+// table is laid out again (wider directory, other entry width) only when its entries or rows
+// double, and removed rows are dropped from them once they are 1/16 of the rows (until then the
+// caller skips them).
 //
 // (A second, "recent" run between the buffer and the main table moves fewer entries per insert,
 // about 6, but a query then looks up three tables a band: measured at 10M documents it inserted
@@ -19,8 +21,10 @@
 #ifndef NEARDUP_ONLINE_BAND_TABLES_H_
 #define NEARDUP_ONLINE_BAND_TABLES_H_
 
+#include <bit>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <functional>
 #include <span>
 #include <vector>
@@ -87,31 +91,67 @@ class BandTables {
   size_t memory_bytes() const;
 
  private:
-  // A sorted run of (key << 32 | row) entries, and directory[b] = the first entry of bucket b (the
-  // keys' top prefix_bits bits).
+  // A sorted run of (key, row) entries, packed: directory[b] = the first entry of bucket b (the
+  // keys' top prefix_bits bits), and each entry holds the rest of its key above its row in
+  // `width` bytes (little-endian), the fewest that hold both (5 while the rows number about as
+  // many as the entries). The directory has 4-8 entries a bucket.
   struct Run {
-    util_internal::PodArray<uint64_t> entries;
-    std::vector<uint32_t> directory;  // 2^prefix_bits + 1 offsets into entries
+    util_internal::PodArray<uint8_t> bytes;  // count * width bytes, and 8 of padding
+    size_t count = 0;
+    uint32_t max_row = 0;             // the highest row ever merged in
+    std::vector<uint32_t> directory;  // 2^prefix_bits + 1 offsets into the entries
     int prefix_bits = 0;
+    int low_bits = 32;             // key bits in an entry: 32 - prefix_bits
+    int row_bits = 32;             // row bits in an entry
+    size_t width = 8;              // bytes an entry
+    uint64_t mask = ~uint64_t{0};  // the low width * 8 bits
+
+    uint64_t Load(size_t i) const {
+      uint64_t v;
+      std::memcpy(&v, bytes.data() + i * width, sizeof v);
+      if constexpr (std::endian::native == std::endian::big) v = __builtin_bswap64(v);
+      return v & mask;
+    }
+    void Store(size_t i, uint64_t v) {
+      if constexpr (std::endian::native == std::endian::big) v = __builtin_bswap64(v);
+      std::memcpy(bytes.data() + i * width, &v, width);
+    }
+    uint32_t Bucket(uint32_t key) const { return prefix_bits == 0 ? 0 : key >> low_bits; }
+    // An entry of this run for (key, row), without its bucket bits.
+    uint64_t Encode(uint32_t key, uint32_t row) const {
+      const uint64_t low = low_bits == 32 ? key : key & ((uint32_t{1} << low_bits) - 1);
+      return low << row_bits | row;
+    }
+    uint32_t RowOf(uint64_t v) const {
+      return static_cast<uint32_t>(v & ((uint64_t{1} << row_bits) - 1));
+    }
+    uint32_t KeyOf(size_t bucket, uint64_t v) const {
+      return static_cast<uint32_t>((uint64_t{bucket} << low_bits) | (v >> row_bits));
+    }
 
     template <typename OnRow>
     void ForEachRow(uint32_t key, OnRow& on_row) const {
-      if (entries.empty()) return;
-      const uint32_t bucket = prefix_bits == 0 ? 0 : key >> (32 - prefix_bits);
-      const uint64_t* data = entries.data();
+      if (count == 0) return;
+      const uint32_t bucket = Bucket(key);
+      const uint64_t low = Encode(key, 0) >> row_bits;
       for (uint32_t i = directory[bucket], end = directory[bucket + 1]; i < end; ++i) {
-        const auto k = static_cast<uint32_t>(data[i] >> 32);
-        if (k < key) continue;
-        if (k > key) break;
-        on_row(static_cast<uint32_t>(data[i]));
+        const uint64_t v = Load(i);
+        const uint64_t k = v >> row_bits;
+        if (k < low) continue;
+        if (k > low) break;
+        on_row(RowOf(v));
       }
     }
-    // Merges the sorted `fresh` entries in, leaving out the rows in `removed` (null: none).
+    // Merges the `fresh` entries (key << 32 | row, sorted) in, leaving out the rows in `removed`
+    // (null: none).
     void MergeIn(std::span<const uint64_t> fresh, const RowBits* removed);
-    void BuildDirectory();
-    // The directory after `fresh` (sorted) was merged in with nothing removed and the same prefix
-    // bits: every bucket's start moves by the fresh entries of the buckets before it.
-    void ShiftDirectory(std::span<const uint64_t> fresh);
+    // Drops the rows in `removed`, in place.
+    void Purge(const RowBits& removed);
+    // Every entry as key << 32 | row, in order.
+    void Decode(std::vector<uint64_t>* out) const;
+    // Lays the run out for `entries` entries and rows up to top_row, re-encoding what it holds
+    // when that changes its layout.
+    void Layout(size_t entries, uint32_t top_row);
     size_t memory_bytes() const;
   };
 
@@ -127,7 +167,6 @@ class BandTables {
     return static_cast<size_t>((static_cast<Wide>(h) * slots) >> 64);
   }
   void GrowSlots(Band* band);
-  static int PrefixBitsFor(size_t entries);
   // Sorts `values` by their top 32 bits, stably, using scratch_ (as large as values).
   void SortByKey(std::vector<uint64_t>* values);
 

@@ -84,6 +84,81 @@ TEST_P(BandTablesTest, EveryLookupMatchesABruteForce) {
   EXPECT_GT(merges, 20u);
 }
 
+// Entries are packed into the fewest bytes that hold the key bits below the directory's and the
+// row: rows far above the entries' count (a load that skips most rows, rows near 2^32) widen them,
+// and every lookup still finds exactly its rows.
+TEST(BandTablesPacking, SparseAndHighRowsWidenEntries) {
+  const size_t bands = 3;
+  BandTables tables(bands, 4);
+  std::mt19937_64 rng(7);
+  std::vector<std::pair<uint32_t, std::vector<uint32_t>>> stored;  // row, keys
+  RowBits removed;
+  auto check = [&] {
+    for (const auto& [row, keys] : stored) {
+      for (size_t j = 0; j < bands; ++j) {
+        std::vector<uint32_t> got, want;
+        tables.ForEachRow(j, keys[j], [&](uint32_t r) { got.push_back(r); });
+        for (const auto& [other, other_keys] : stored) {
+          if (other_keys[j] == keys[j]) want.push_back(other);
+        }
+        std::sort(got.begin(), got.end());
+        ASSERT_EQ(got, want) << "row " << row << " band " << j;
+      }
+      std::vector<uint32_t> one(bands);
+      ASSERT_TRUE(tables.KeysOf(row, one));
+      EXPECT_EQ(one, keys);
+    }
+  };
+  // A load of 2,000 rows of which 1 in 50 is present, then single rows jumping towards 2^32.
+  const uint32_t first = 1000;
+  std::vector<uint32_t> keys(2000 * bands);
+  std::vector<uint8_t> present(2000);
+  for (size_t i = 0; i < present.size(); ++i) {
+    present[i] = i % 50 == 0 ? 1 : 0;
+    for (size_t j = 0; j < bands; ++j) keys[i * bands + j] = static_cast<uint32_t>(rng() % 64);
+    if (present[i] != 0) {
+      stored.emplace_back(
+          static_cast<uint32_t>(first + i),
+          std::vector<uint32_t>(keys.begin() + static_cast<std::ptrdiff_t>(i * bands),
+                                keys.begin() + static_cast<std::ptrdiff_t>((i + 1) * bands)));
+    }
+  }
+  tables.AddAll(first, keys, present, removed);
+  check();
+  // Then loads of a few rows each, starting ever higher (as after many removes), each followed by
+  // single rows in the buffer.
+  uint32_t row = first + 2000;
+  for (int step = 0; step < 60; ++step) {
+    const uint64_t jump = rng() % (uint64_t{1} << (step / 2 + 1));
+    row = static_cast<uint32_t>(std::min<uint64_t>(uint64_t{row} + jump, 0xFFFFFFFEu - 1000));
+    auto next_keys = [&] {
+      std::vector<uint32_t> k(bands);
+      for (uint32_t& key : k) {
+        key = step % 3 == 0 ? static_cast<uint32_t>(rng())
+                            : 0xFFFFFFFFu - static_cast<uint32_t>(rng() % 4);
+      }
+      return k;
+    };
+    std::vector<uint32_t> load_keys;
+    const std::vector<uint8_t> load_present = {1, 0, 1};
+    for (size_t i = 0; i < load_present.size(); ++i) {
+      auto k = next_keys();
+      load_keys.insert(load_keys.end(), k.begin(), k.end());
+      if (load_present[i] != 0) stored.emplace_back(row + static_cast<uint32_t>(i), k);
+    }
+    tables.AddAll(row, load_keys, load_present, removed);
+    row += static_cast<uint32_t>(load_present.size());
+    for (int single = 0; single < 5; ++single, ++row) {
+      auto k = next_keys();
+      tables.Add(row, k);
+      stored.emplace_back(row, k);
+      if (tables.ShouldMerge()) tables.Merge(removed);
+    }
+    check();
+  }
+  EXPECT_GT(stored.back().first, 0x80000000u);
+}
+
 INSTANTIATE_TEST_SUITE_P(MergeSizes, BandTablesTest, ::testing::Values(1, 7, 64, 1000));
 
 }  // namespace

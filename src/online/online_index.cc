@@ -14,7 +14,7 @@
 #include "online/band_tables.h"
 #include "online/document_id.h"
 #include "online/id_index.h"
-#include "util/pod_array.h"
+#include "online/sketch_arena.h"
 
 namespace neardup {
 
@@ -33,18 +33,20 @@ using online_internal::CheckId;
 using online_internal::IdIndex;
 using online_internal::PrintableId;
 using online_internal::RowBits;
+using online_internal::SketchArena;
 
-constexpr size_t kSketchChunkRows = 65536;
 constexpr uint32_t kMaxRows = 0xFFFFFFFEu;
 
 class OnlineIndexImpl final : public OnlineIndex {
  public:
-  OnlineIndexImpl(std::unique_ptr<DocumentSigner> signer, std::unique_ptr<Index> simhash_index)
+  OnlineIndexImpl(std::unique_ptr<DocumentSigner> signer, std::unique_ptr<Index> simhash_index,
+                  std::unique_ptr<SketchArena> sketches)
       : signer_(std::move(signer)),
         accurate_(signer_->method() == DedupMethod::kAccurate),
         sketch_bytes_(signer_->sketch_bytes()),
         bands_(accurate_ ? std::make_unique<BandTables>(signer_->bands()) : nullptr),
-        simhash_index_(std::move(simhash_index)) {}
+        simhash_index_(std::move(simhash_index)),
+        sketches_(std::move(sketches)) {}
 
   void Reserve(uint64_t documents) {
     if (documents == 0 || documents > kMaxRows) return;
@@ -182,12 +184,12 @@ class OnlineIndexImpl final : public OnlineIndex {
     auto row = ids_.Find(id);
     if (!row) return Status::NotFound("no document with id '" + PrintableId(id) + "'");
     Signature signature;
-    FillSignature(*row, &signature);
+    NEARDUP_RETURN_IF_ERROR(FillSignature(*row, &signature));
     if (accurate_ && !signature.empty) bands_->KeysOf(*row, signature.band_keys);
     return signature;
   }
 
-  void ForEach(const std::function<void(std::string_view, const Signature&)>& fn) const override {
+  Status ForEach(const std::function<void(std::string_view, const Signature&)>& fn) const override {
     std::shared_lock lock(mutex_);
     std::vector<uint32_t> keys;
     const size_t bands = signer_->bands();
@@ -198,13 +200,14 @@ class OnlineIndexImpl final : public OnlineIndex {
     Signature signature;
     for (uint32_t row = 0; row < simhashes_.size(); ++row) {
       if (removed_.Contains(row)) continue;
-      FillSignature(row, &signature);
+      NEARDUP_RETURN_IF_ERROR(FillSignature(row, &signature));
       if (accurate_ && !signature.empty) {
         std::copy_n(keys.begin() + static_cast<std::ptrdiff_t>(row * bands), bands,
                     signature.band_keys.begin());
       }
       fn(ids_.id(row), signature);
     }
+    return Status::OK();
   }
 
   OnlineIndexStats Stats() const override {
@@ -216,8 +219,8 @@ class OnlineIndexImpl final : public OnlineIndex {
     stats.removes = removes_;
     stats.settings = signer_->settings();
     stats.memory_bytes = ids_.memory_bytes() + simhashes_.capacity() * sizeof(uint64_t) +
-                         removed_.memory_bytes() + empty_.memory_bytes() +
-                         sketch_chunks_.size() * kSketchChunkRows * sketch_bytes_;
+                         removed_.memory_bytes() + empty_.memory_bytes();
+    if (sketches_ != nullptr) stats.memory_bytes += sketches_->memory_bytes();
     if (accurate_) stats.memory_bytes += bands_->memory_bytes();
     if (simhash_index_ != nullptr) stats.memory_bytes += simhash_index_->Stats().memory_bytes;
     std::lock_guard stats_lock(stats_mutex_);
@@ -238,17 +241,19 @@ class OnlineIndexImpl final : public OnlineIndex {
     return Status::OK();
   }
 
-  uint8_t* SketchOf(uint32_t row) const {
-    return sketch_chunks_[row / kSketchChunkRows].get() + (row % kSketchChunkRows) * sketch_bytes_;
-  }
-
-  void FillSignature(uint32_t row, Signature* signature) const {
+  Status FillSignature(uint32_t row, Signature* signature) const {
     signature->simhash = simhashes_[row];
     signature->empty = empty_.Contains(row);
     signature->sketch.assign(sketch_bytes_, 0);
     signature->band_keys.assign(signer_->bands(), 0);
-    if (accurate_ && !signature->empty)
-      std::copy_n(SketchOf(row), sketch_bytes_, signature->sketch.begin());
+    if (accurate_ && !signature->empty) {
+      Status error;
+      const uint8_t* sketch = sketches_->Read(row, signature->sketch.data(), &error);
+      if (sketch == nullptr) return error;
+      if (sketch != signature->sketch.data())
+        std::copy_n(sketch, sketch_bytes_, signature->sketch.begin());
+    }
+    return Status::OK();
   }
 
   // FailedPrecondition when the id is stored, ResourceExhausted when no row is left.
@@ -279,13 +284,7 @@ class OnlineIndexImpl final : public OnlineIndex {
       empty_.Add(row);
       ++empty_live_;
     } else if (accurate_) {
-      while (sketch_chunks_.size() <= row / kSketchChunkRows) {
-        sketch_chunks_.push_back(
-            std::make_unique_for_overwrite<uint8_t[]>(kSketchChunkRows * sketch_bytes_));
-        util_internal::PrefaultForWrite(sketch_chunks_.back().get(),
-                                        kSketchChunkRows * sketch_bytes_);
-      }
-      std::copy(signature.sketch.begin(), signature.sketch.end(), SketchOf(row));
+      NEARDUP_RETURN_IF_ERROR(sketches_->Append(row, signature.sketch.data()));
     } else {
       NEARDUP_RETURN_IF_ERROR(simhash_index_->Insert(row, signature.simhash));
     }
@@ -330,11 +329,15 @@ class OnlineIndexImpl final : public OnlineIndex {
     candidates.erase(std::unique(candidates.begin(), candidates.end()), candidates.end());
     const Sketcher& sketcher = *signer_->sketcher();
     const double threshold = signer_->options().threshold;
+    thread_local std::vector<uint8_t> scratch;
+    scratch.resize(sketch_bytes_);
     for (uint32_t row : candidates) {
       if (removed_.Contains(row)) continue;
       ++stats->candidates;
-      const double jaccard =
-          sketcher.EstimateIfAtLeast(signature.sketch.data(), SketchOf(row), threshold);
+      Status error;
+      const uint8_t* stored = sketches_->Read(row, scratch.data(), &error);
+      if (stored == nullptr) return error;
+      const double jaccard = sketcher.EstimateIfAtLeast(signature.sketch.data(), stored, threshold);
       if (jaccard >= threshold) out.push_back({std::string(ids_.id(row)), jaccard});
     }
     stats->matches += out.size();
@@ -352,14 +355,13 @@ class OnlineIndexImpl final : public OnlineIndex {
   const std::unique_ptr<DocumentSigner> signer_;
   const bool accurate_;
   const size_t sketch_bytes_;
-  const std::unique_ptr<BandTables> bands_;     // kAccurate
-  const std::unique_ptr<Index> simhash_index_;  // kSimhash
+  const std::unique_ptr<BandTables> bands_;      // kAccurate
+  const std::unique_ptr<Index> simhash_index_;   // kSimhash
+  const std::unique_ptr<SketchArena> sketches_;  // kAccurate
 
   mutable std::shared_mutex mutex_;
   IdIndex ids_;
   std::vector<uint64_t> simhashes_;  // by row
-  std::vector<std::unique_ptr<uint8_t[]>>
-      sketch_chunks_;  // kAccurate: kSketchChunkRows sketches each
   RowBits removed_;
   RowBits empty_;
   uint64_t live_ = 0, empty_live_ = 0, inserts_ = 0, removes_ = 0;
@@ -382,7 +384,14 @@ Result<std::unique_ptr<OnlineIndex>> OnlineIndex::Create(const OnlineIndexOption
     if (!index.ok()) return index.status();
     simhash_index = std::move(*index);
   }
-  auto index = std::make_unique<OnlineIndexImpl>(std::move(*signer), std::move(simhash_index));
+  std::unique_ptr<SketchArena> sketches;
+  if ((*signer)->method() == DedupMethod::kAccurate) {
+    auto arena = SketchArena::Create((*signer)->sketch_bytes(), options.sketch_directory);
+    if (!arena.ok()) return arena.status();
+    sketches = std::move(*arena);
+  }
+  auto index = std::make_unique<OnlineIndexImpl>(std::move(*signer), std::move(simhash_index),
+                                                 std::move(sketches));
   index->Reserve(options.expected_documents);
   return std::unique_ptr<OnlineIndex>(std::move(index));
 }

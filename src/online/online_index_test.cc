@@ -3,8 +3,10 @@
 #include "neardup/online_index.h"
 
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 
 #include <algorithm>
+#include <csignal>
 #include <fstream>
 #include <map>
 #include <random>
@@ -89,11 +91,27 @@ std::map<PairKey, double> BruteForcePairs(const DocumentSigner& signer,
   return pairs;
 }
 
-class OnlineIndexTest : public ::testing::TestWithParam<DedupMethod> {};
+// A method, and for kAccurate where the sketches are kept (memory or a file).
+struct Variant {
+  DedupMethod method;
+  bool sketch_file = false;
+};
+
+OnlineIndexOptions Options(const Variant& variant, MethodOptions method) {
+  OnlineIndexOptions options;
+  options.method = std::move(method);
+  if (variant.sketch_file) options.sketch_directory = ::testing::TempDir();
+  return options;
+}
+OnlineIndexOptions Options(const Variant& variant) {
+  return Options(variant, Method(variant.method));
+}
+
+class OnlineIndexTest : public ::testing::TestWithParam<Variant> {};
 
 TEST_P(OnlineIndexTest, QueryBeforeInsertFindsEveryBruteForcePair) {
   const auto texts = MakeCorpus(60, 10, 7);
-  auto index = std::move(OnlineIndex::Create({Method(GetParam())})).value();
+  auto index = std::move(OnlineIndex::Create(Options(GetParam()))).value();
   std::vector<Signature> signatures;
   for (const auto& t : texts) signatures.push_back(*index->signer().Sign(t));
   std::map<PairKey, double> found;
@@ -132,7 +150,7 @@ TEST_P(OnlineIndexTest, FindsExactlyTheBatchJobsPairs) {
   std::string corpus;
   for (const auto& t : texts) corpus += t + "\n";
   DedupOptions options;
-  options.similarity = Method(GetParam());
+  options.similarity = Method(GetParam().method);
   options.inputs = {dir.File("corpus.txt", corpus)};
   options.pairs_path = dir.Path("pairs.tsv");
   options.threads = 2;
@@ -145,7 +163,7 @@ TEST_P(OnlineIndexTest, FindsExactlyTheBatchJobsPairs) {
   ASSERT_GT(batch.size(), 100u);
 
   for (int threads = 1; threads <= 3; ++threads) {
-    auto index = std::move(OnlineIndex::Create({Method(GetParam())})).value();
+    auto index = std::move(OnlineIndex::Create(Options(GetParam()))).value();
     std::vector<std::map<PairKey, double>> found(static_cast<size_t>(threads));
     std::vector<std::thread> workers;
     for (int t = 0; t < threads; ++t) {
@@ -175,7 +193,7 @@ TEST_P(OnlineIndexTest, FindsExactlyTheBatchJobsPairs) {
 TEST_P(OnlineIndexTest, CheckAndInsertNeverStoresTwoNearDuplicates) {
   const auto texts = MakeCorpus(40, 12, 3);
   for (int threads = 1; threads <= 3; ++threads) {
-    auto index = std::move(OnlineIndex::Create({Method(GetParam())})).value();
+    auto index = std::move(OnlineIndex::Create(Options(GetParam()))).value();
     std::vector<std::thread> workers;
     std::atomic<size_t> inserted{0};
     for (int t = 0; t < threads; ++t) {
@@ -192,7 +210,8 @@ TEST_P(OnlineIndexTest, CheckAndInsertNeverStoresTwoNearDuplicates) {
     }
     for (auto& w : workers) w.join();
     std::vector<Signature> stored;
-    index->ForEach([&](std::string_view, const Signature& s) { stored.push_back(s); });
+    ASSERT_TRUE(
+        index->ForEach([&](std::string_view, const Signature& s) { stored.push_back(s); }).ok());
     EXPECT_EQ(stored.size(), inserted.load());
     EXPECT_LT(stored.size(), texts.size());
     for (size_t i = 0; i < stored.size(); ++i) {
@@ -206,7 +225,7 @@ TEST_P(OnlineIndexTest, CheckAndInsertNeverStoresTwoNearDuplicates) {
 
 TEST_P(OnlineIndexTest, RemovedDocumentsAreNeverFoundAndIdsCanComeBack) {
   const auto texts = MakeCorpus(20, 6, 5);
-  auto index = std::move(OnlineIndex::Create({Method(GetParam())})).value();
+  auto index = std::move(OnlineIndex::Create(Options(GetParam()))).value();
   for (size_t i = 0; i < texts.size(); ++i)
     ASSERT_TRUE(index->Insert(std::to_string(i), texts[i]).ok());
   std::set<std::string> removed;
@@ -237,7 +256,7 @@ TEST_P(OnlineIndexTest, RemovedDocumentsAreNeverFoundAndIdsCanComeBack) {
 }
 
 TEST_P(OnlineIndexTest, BadCallsAreErrors) {
-  auto index = std::move(OnlineIndex::Create({Method(GetParam())})).value();
+  auto index = std::move(OnlineIndex::Create(Options(GetParam()))).value();
   EXPECT_EQ(index->Insert("", "text").code(), Status::Code::kInvalidArgument);
   EXPECT_EQ(index->Insert(std::string(70000, 'x'), "text").code(), Status::Code::kInvalidArgument);
   ASSERT_TRUE(index->Insert("a", "some text here").ok());
@@ -257,16 +276,17 @@ TEST_P(OnlineIndexTest, BadCallsAreErrors) {
   EXPECT_TRUE(index->Query("")->empty());
   EXPECT_EQ(index->Stats().empty_documents, 1u);
 
-  MethodOptions reject = Method(GetParam());
-  reject.features = DefaultFeatures(GetParam());
+  MethodOptions reject = Method(GetParam().method);
+  reject.features = DefaultFeatures(GetParam().method);
   reject.features->invalid_utf8 = InvalidUtf8::kReject;
-  auto strict = std::move(OnlineIndex::Create({reject})).value();
+  auto strict = std::move(OnlineIndex::Create(Options(GetParam(), reject))).value();
   EXPECT_EQ(strict->Insert("x", "bad \xc3 utf8").code(), Status::Code::kInvalidArgument);
   EXPECT_FALSE(strict->Contains("x"));
-  MethodOptions bad = Method(GetParam());
+  MethodOptions bad = Method(GetParam().method);
   bad.k = 12;
   bad.threshold = 2;
-  EXPECT_EQ(OnlineIndex::Create({bad}).status().code(), Status::Code::kInvalidArgument);
+  EXPECT_EQ(OnlineIndex::Create(Options(GetParam(), bad)).status().code(),
+            Status::Code::kInvalidArgument);
 }
 
 // InsertAll (a load) gives the same index as InsertSigned one document at a time: the same answers,
@@ -274,8 +294,8 @@ TEST_P(OnlineIndexTest, BadCallsAreErrors) {
 // documents before it stored.
 TEST_P(OnlineIndexTest, InsertAllEqualsInsertingOneByOne) {
   const auto texts = MakeCorpus(30, 8, 6);
-  auto one = std::move(OnlineIndex::Create({Method(GetParam())})).value();
-  auto all = std::move(OnlineIndex::Create({Method(GetParam())})).value();
+  auto one = std::move(OnlineIndex::Create(Options(GetParam()))).value();
+  auto all = std::move(OnlineIndex::Create(Options(GetParam()))).value();
   std::vector<Signature> signatures;
   for (const auto& t : texts) signatures.push_back(*one->signer().Sign(t));
   // Some documents first, so that the load lands on tables that hold rows already.
@@ -325,7 +345,7 @@ TEST_P(OnlineIndexTest, InsertAllEqualsInsertingOneByOne) {
   same("after removes and inserts");
 
   // A repeated id stops the load at its document; those before it are stored.
-  auto partial = std::move(OnlineIndex::Create({Method(GetParam())})).value();
+  auto partial = std::move(OnlineIndex::Create(Options(GetParam()))).value();
   const std::vector<std::string> ids = {"p", "q", "p", "r"};
   size_t at = 0;
   const Status stopped =
@@ -349,15 +369,21 @@ TEST_P(OnlineIndexTest, InsertAllEqualsInsertingOneByOne) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Methods, OnlineIndexTest,
-                         ::testing::Values(DedupMethod::kAccurate, DedupMethod::kSimhash),
-                         [](const ::testing::TestParamInfo<DedupMethod>& param) {
-                           return std::string(DedupMethodName(param.param));
+                         ::testing::Values(Variant{DedupMethod::kAccurate},
+                                           Variant{DedupMethod::kAccurate, true},
+                                           Variant{DedupMethod::kSimhash}),
+                         [](const ::testing::TestParamInfo<Variant>& param) {
+                           return std::string(DedupMethodName(param.param.method)) +
+                                  (param.param.sketch_file ? "SketchFile" : "");
                          });
 
 // Enough signatures to merge the band tables' buffer into the main tables (65,536 rows) several
 // times, with removes in between: sampled queries against a linear scan.
-TEST(OnlineIndexMerge, QueriesStayExactAcrossMerges) {
-  auto index = std::move(OnlineIndex::Create({MethodOptions{}})).value();
+class OnlineIndexMerge : public ::testing::TestWithParam<bool> {};
+
+TEST_P(OnlineIndexMerge, QueriesStayExactAcrossMerges) {
+  auto index =
+      std::move(OnlineIndex::Create(Options({DedupMethod::kAccurate, GetParam()}))).value();
   const DocumentSigner& signer = index->signer();
   std::mt19937_64 rng(99);
   std::vector<Signature> all;
@@ -415,10 +441,12 @@ TEST(OnlineIndexMerge, QueriesStayExactAcrossMerges) {
   EXPECT_GT(matched, 120u);
   // Every stored signature comes back whole.
   size_t seen = 0;
-  index->ForEach([&](std::string_view id, const Signature& sig) {
-    EXPECT_EQ(sig, all[std::stoul(std::string(id))]);
-    ++seen;
-  });
+  ASSERT_TRUE(index
+                  ->ForEach([&](std::string_view id, const Signature& sig) {
+                    EXPECT_EQ(sig, all[std::stoul(std::string(id))]);
+                    ++seen;
+                  })
+                  .ok());
   EXPECT_EQ(seen, static_cast<size_t>(std::count(removed.begin(), removed.end(), false)));
   const size_t live =
       static_cast<size_t>(std::find(removed.begin(), removed.end(), false) - removed.begin());
@@ -426,6 +454,72 @@ TEST(OnlineIndexMerge, QueriesStayExactAcrossMerges) {
   const size_t gone =
       static_cast<size_t>(std::find(removed.begin(), removed.end(), true) - removed.begin());
   EXPECT_EQ(index->Get(std::to_string(gone)).status().code(), Status::Code::kNotFound);
+}
+
+INSTANTIATE_TEST_SUITE_P(Sketches, OnlineIndexMerge, ::testing::Bool(),
+                         [](const ::testing::TestParamInfo<bool>& param) {
+                           return std::string(param.param ? "InFile" : "InMemory");
+                         });
+
+// Sketches kept in a file: a directory that cannot hold it is refused at Create, and a write that
+// fails (here the file size limit, as a full disk would) refuses the insert and loses nothing: the
+// documents before it are all found, and inserts go on once the file can grow again.
+TEST(OnlineIndexSketchFile, WriteFailuresRefuseTheInsertAndLoseNothing) {
+  OnlineIndexOptions missing;
+  missing.sketch_directory = ::testing::TempDir() + "/no/such/directory";
+  const auto refused = OnlineIndex::Create(missing);
+  ASSERT_EQ(refused.status().code(), Status::Code::kIOError);
+  EXPECT_NE(refused.status().message().find("no/such/directory"), std::string::npos);
+
+  auto index = std::move(OnlineIndex::Create(Options({DedupMethod::kAccurate, true}))).value();
+  const DocumentSigner& signer = index->signer();
+  std::mt19937_64 rng(5);
+  auto random_signature = [&] {
+    Signature s;
+    s.sketch.resize(signer.sketch_bytes());
+    s.band_keys.resize(signer.bands());
+    for (auto& byte : s.sketch) byte = static_cast<uint8_t>(rng());
+    s.sketch[0] = 200;
+    s.sketch[1] = s.sketch[2] = s.sketch[3] = 0;
+    for (auto& k : s.band_keys) k = static_cast<uint32_t>(rng());
+    return s;
+  };
+  // The file may grow to 64 KiB: about 500 sketches.
+  std::signal(SIGXFSZ, SIG_IGN);
+  rlimit saved{};
+  ASSERT_EQ(getrlimit(RLIMIT_FSIZE, &saved), 0);
+  rlimit limited = saved;
+  limited.rlim_cur = 64 << 10;
+  ASSERT_EQ(setrlimit(RLIMIT_FSIZE, &limited), 0);
+  std::vector<Signature> stored;
+  Status failed;
+  for (int i = 0; i < 20000 && failed.ok(); ++i) {
+    Signature s = random_signature();
+    failed = index->InsertSigned("d" + std::to_string(i), s);
+    if (failed.ok()) stored.push_back(std::move(s));
+  }
+  ASSERT_EQ(setrlimit(RLIMIT_FSIZE, &saved), 0);
+  ASSERT_EQ(failed.code(), Status::Code::kIOError) << failed.ToString();
+  EXPECT_NE(failed.message().find("sketch file"), std::string::npos) << failed.message();
+  const std::string refused_id = "d" + std::to_string(stored.size());
+  EXPECT_FALSE(index->Contains(refused_id));
+  EXPECT_EQ(index->Stats().documents, stored.size());
+  for (size_t i = 0; i < stored.size(); ++i) {
+    auto found = index->QuerySigned(stored[i]);
+    ASSERT_TRUE(found.ok()) << found.status().ToString();
+    ASSERT_EQ(found->size(), 1u);
+    EXPECT_EQ((*found)[0].id, "d" + std::to_string(i));
+  }
+  // The file can grow again: the refused document goes in, and everything is still found.
+  ASSERT_TRUE(index->InsertSigned(refused_id, random_signature()).ok());
+  for (int i = 0; i < 9000; ++i)
+    ASSERT_TRUE(index->InsertSigned("e" + std::to_string(i), random_signature()).ok());
+  for (size_t i = 0; i < stored.size(); i += 7) {
+    auto found = index->QuerySigned(stored[i]);
+    ASSERT_TRUE(found.ok());
+    ASSERT_EQ(found->size(), 1u);
+  }
+  EXPECT_EQ(*index->Get("d0"), stored[0]);
 }
 
 }  // namespace

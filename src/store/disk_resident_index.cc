@@ -250,7 +250,7 @@ Result<Signature> DiskResidentIndex::Get(std::string_view id) const {
   return signature;
 }
 
-void DiskResidentIndex::ForEach(
+Status DiskResidentIndex::ForEach(
     const std::function<void(std::string_view, const Signature&)>& fn) const {
   std::shared_lock lock(mutex_);
   rocksdb::ReadOptions read;
@@ -262,18 +262,19 @@ void DiskResidentIndex::ForEach(
     const std::optional<uint64_t> row =
         ParseRowKey(std::string_view(it->key().data(), it->key().size()));
     if (!row || removed_rows_.count(*row) != 0) continue;
-    if (!Decode(std::string_view(it->value().data(), it->value().size()), *row, &id, &signature)
-             .ok())
-      continue;  // damaged records are reported by Get and Query
+    NEARDUP_RETURN_IF_ERROR(
+        Decode(std::string_view(it->value().data(), it->value().size()), *row, &id, &signature));
     if (inserted_.find(id) != inserted_.end()) continue;  // written, overlay not dropped yet
     fn(id, signature);
   }
+  if (!it->status().ok()) return ToStatus(it->status(), dir_, "read");
   for (const auto& [pending_id, pending] : inserted_) {
     signature = Signature();
     signature.simhash = pending.simhash;
     signature.empty = pending.empty;
     fn(pending_id, signature);
   }
+  return Status::OK();
 }
 
 OnlineIndexStats DiskResidentIndex::Stats() const {

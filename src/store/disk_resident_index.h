@@ -51,7 +51,7 @@ class DiskResidentIndex final : public OnlineIndex {
   bool Contains(std::string_view id) const override;
   Result<Signature> Get(std::string_view id) const override;
   // In row order from the database, then the overlay's inserts.
-  void ForEach(const std::function<void(std::string_view, const Signature&)>& fn) const override;
+  Status ForEach(const std::function<void(std::string_view, const Signature&)>& fn) const override;
   OnlineIndexStats Stats() const override;
 
   const SimhashTables& tables() const { return tables_; }

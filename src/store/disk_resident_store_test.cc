@@ -57,9 +57,10 @@ class Model {
 
 std::map<std::string, Signature> Contents(const Store& store) {
   std::map<std::string, Signature> out;
-  store.ForEach([&](std::string_view id, const Signature& signature) {
+  const Status status = store.ForEach([&](std::string_view id, const Signature& signature) {
     EXPECT_TRUE(out.emplace(std::string(id), signature).second) << id;
   });
+  EXPECT_TRUE(status.ok()) << status.ToString();
   return out;
 }
 

@@ -308,8 +308,8 @@ Result<Signature> Store::Get(std::string_view id) const {
   return std::move(document.signature);
 }
 
-void Store::ForEach(const std::function<void(std::string_view, const Signature&)>& fn) const {
-  index_->ForEach(fn);
+Status Store::ForEach(const std::function<void(std::string_view, const Signature&)>& fn) const {
+  return index_->ForEach(fn);
 }
 
 StoreStats Store::Stats() const {

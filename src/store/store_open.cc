@@ -332,6 +332,7 @@ Result<std::unique_ptr<Store>> Store::Open(const std::string& dir, const StoreOp
       index_options.method = meta->method;
       // The rows handed out bound the documents to load: the tables are sized once for them.
       index_options.expected_documents = std::max(options.expected_documents, meta->next_row);
+      if (options.sketches_on_disk) index_options.sketch_directory = dir;
       auto created = OnlineIndex::Create(index_options);
       if (!created.ok()) return created.status().WithContext(dir);
       index = std::move(*created);

@@ -60,6 +60,11 @@ cp "$T/docs.jsonl" "$T/named.jsonl"
 check "query .jsonl by name" 0 /dev/null "$(printf '%s\n%s\n%s' '{"id":"a","matches":[{"id":"a","score":1},{"id":"b2","score":1}]}' \
   '{"id":"b","matches":[{"id":"a","score":1},{"id":"b2","score":1}]}' '{"id":"c","matches":[{"id":"c","score":1}]}')" "" \
   -- "$ND" index query "$S" "$T/named.jsonl"
+# Sketches kept in a scratch file: the same answers, and nothing left in the store afterwards.
+cp "$T/out" "$T/in_memory.out"
+check "query --sketches-on-disk" 0 /dev/null "$(cat "$T/in_memory.out")" "" \
+  -- "$ND" index query "$S" "$T/named.jsonl" --sketches-on-disk
+if ls -A "$S" | grep -q sketch; then fail "sketch file left" "$(ls -A "$S")"; else ok; fi
 printf 'plain text\n' >"$T/plain.txt"
 check "mixed input names" 2 /dev/null "" \
   "neardup index add: usage: some inputs are named .jsonl or .ndjson and some are not: give --jsonl, or one kind per run" \
