@@ -23,52 +23,6 @@ MethodOptions WithFlags(MethodOptions base, const StoreFlags& flags, DedupMethod
   return base;
 }
 
-// Opens the store in `dir`: an existing one with its own settings (flags that differ from them are
-// refused, naming the difference), else (with `create`) a new one with the flags' settings.
-Result<std::unique_ptr<Store>> OpenStore(const std::string& dir, const StoreFlags& flags,
-                                         bool create) {
-  auto fsync = ParseFsyncMode(flags.fsync);
-  if (!fsync.ok()) return UsageError(fsync.status().message());
-  std::optional<DedupMethod> method;
-  if (!flags.method.empty()) {
-    auto parsed = ParseDedupMethod(flags.method);
-    if (!parsed.ok()) return UsageError(parsed.status().message());
-    method = *parsed;
-  }
-  if (flags.disk_resident && method && *method != DedupMethod::kSimhash)
-    return UsageError("--disk-resident stores hold the simhash method only");
-  StoreOptions options;
-  options.fsync = *fsync;
-  options.create_if_missing = false;
-  if (flags.disk_resident) options.disk_resident = true;
-  options.sketches_on_disk = flags.sketches_on_disk;
-  auto store = Store::Open(dir, options);
-  if (!store.ok() && store.status().code() == Status::Code::kNotFound && create) {
-    options.create_if_missing = true;
-    // A disk-resident store is a simhash one without --method.
-    const DedupMethod fresh =
-        method.value_or(flags.disk_resident ? DedupMethod::kSimhash : DedupMethod::kAccurate);
-    options.method = WithFlags(MethodOptions(), flags, fresh);
-    return Store::Open(dir, options);
-  }
-  if (!store.ok()) return store.status();
-  const MethodOptions& stored = (*store)->signer().options();
-  auto wanted = ResolveMethodOptions(WithFlags(stored, flags, method.value_or(stored.method)));
-  if (!wanted.ok()) return wanted.status();
-  // A method of its own is the one difference worth naming (its features differ too).
-  const std::string difference =
-      method && *method != stored.method
-          ? "method " + flags.method + " given, " + std::string(DedupMethodName(stored.method)) +
-                " in the store"
-          : DescribeSettingsDifference(SettingsLine(*wanted), (*store)->signer().settings(),
-                                       "given", "in the store");
-  if (!difference.empty()) {
-    return Status::FailedPrecondition(
-        dir + ": settings differ (they are chosen when a store is created): " + difference);
-  }
-  return store;
-}
-
 void AppendMatches(const std::vector<OnlineMatch>& matches, std::string* out) {
   out->append("\"matches\":[");
   for (size_t i = 0; i < matches.size(); ++i) {
@@ -253,6 +207,50 @@ constexpr const char* kSettingsHelp =
     "for an existing store, they must be its own (else an error names the difference).\n";
 
 }  // namespace
+
+Result<std::unique_ptr<Store>> OpenStore(const std::string& dir, const StoreFlags& flags,
+                                         bool create) {
+  auto fsync = ParseFsyncMode(flags.fsync);
+  if (!fsync.ok()) return UsageError(fsync.status().message());
+  std::optional<DedupMethod> method;
+  if (!flags.method.empty()) {
+    auto parsed = ParseDedupMethod(flags.method);
+    if (!parsed.ok()) return UsageError(parsed.status().message());
+    method = *parsed;
+  }
+  if (flags.disk_resident && method && *method != DedupMethod::kSimhash)
+    return UsageError("--disk-resident stores hold the simhash method only");
+  StoreOptions options;
+  options.fsync = *fsync;
+  options.create_if_missing = false;
+  if (flags.disk_resident) options.disk_resident = true;
+  options.sketches_on_disk = flags.sketches_on_disk;
+  auto store = Store::Open(dir, options);
+  if (!store.ok() && store.status().code() == Status::Code::kNotFound && create) {
+    options.create_if_missing = true;
+    // A disk-resident store is a simhash one without --method.
+    const DedupMethod fresh =
+        method.value_or(flags.disk_resident ? DedupMethod::kSimhash : DedupMethod::kAccurate);
+    options.method = WithFlags(MethodOptions(), flags, fresh);
+    return Store::Open(dir, options);
+  }
+  if (!store.ok()) return store.status();
+  const MethodOptions& stored = (*store)->signer().options();
+  auto wanted = ResolveMethodOptions(WithFlags(stored, flags, method.value_or(stored.method)));
+  if (!wanted.ok()) return wanted.status();
+  // A method of its own is the one difference worth naming (its features differ too).
+  const std::string difference =
+      method && *method != stored.method
+          ? "method " + flags.method + " given, " + std::string(DedupMethodName(stored.method)) +
+                " in the store"
+          : DescribeSettingsDifference(SettingsLine(*wanted), (*store)->signer().settings(),
+                                       "given", "in the store");
+  if (!difference.empty()) {
+    return Status::FailedPrecondition(
+        dir + ": settings differ (they are chosen when a store is created): " + difference);
+  }
+  return store;
+}
 
 bool IsDirectory(const std::string& path) {
   std::error_code error;

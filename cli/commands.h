@@ -16,6 +16,7 @@ void AddKeywordsCommand(CLI::App* app, int* exit_code);
 void AddIdfCommand(CLI::App* app, int* exit_code);
 void AddIndexCommand(CLI::App* app, int* exit_code);
 void AddPlanCommand(CLI::App* app, int* exit_code);
+void AddServeCommand(CLI::App* app, int* exit_code);
 
 }  // namespace neardup::cli
 

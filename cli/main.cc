@@ -73,6 +73,7 @@ int Run(int argc, char** argv) {
   neardup::cli::AddIdfCommand(&app, &exit_code);
   neardup::cli::AddIndexCommand(&app, &exit_code);
   neardup::cli::AddPlanCommand(&app, &exit_code);
+  neardup::cli::AddServeCommand(&app, &exit_code);
   neardup::cli::AddVersionCommand(&app, &exit_code);
   try {
     app.parse(argc, argv);

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "cli/common.h"
+#include "neardup/store.h"
 
 namespace neardup::cli {
 
@@ -34,6 +35,11 @@ void AddStoreCommands(CLI::App* index, int* exit_code);
 void AddStoreQueryFlags(CLI::App* query, StoreFlags* flags);
 
 bool IsDirectory(const std::string& path);
+
+// Opens the store in `dir`: an existing one with its own settings (flags that differ from them are
+// refused, naming the difference), else (with `create`) a new one with the flags' settings.
+Result<std::unique_ptr<Store>> OpenStore(const std::string& dir, const StoreFlags& flags,
+                                         bool create);
 
 // `index query DIR [FILES]` (documents from flags.input) and `index info DIR`.
 int RunStoreQuery(const std::string& dir, const StoreFlags& flags);

@@ -1,0 +1,203 @@
+// neardup serve: the durable near-duplicate service over HTTP/JSON (server/, doc/serve.md).
+//
+// The socket is bound first, then the store is opened on a thread of its own while the server
+// already answers (/healthz: 503 "loading" until it is ready). SIGINT and SIGTERM stop it: requests
+// in flight are answered, the store is closed (everything acknowledged is on disk), exit code 0.
+#include <pthread.h>
+
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <csignal>
+#include <cstring>
+#include <fstream>
+#include <memory>
+#include <sstream>
+#include <thread>
+
+#include "cli/commands.h"
+#include "cli/common.h"
+#include "cli/store_commands.h"
+#include "server/http_server.h"
+#include "server/service.h"
+
+namespace neardup::cli {
+namespace {
+
+struct ServeFlags {
+  StoreFlags store;
+  std::string data;
+  std::string listen = "127.0.0.1:8080";
+  std::string token_file;
+  server::ServiceOptions service;
+  server::HttpOptions http;
+};
+
+Status ParseListen(const std::string& listen, server::HttpOptions* http) {
+  const size_t colon = listen.rfind(':');
+  if (colon == std::string::npos || colon == 0 || colon + 1 == listen.size())
+    return UsageError("--listen takes HOST:PORT, e.g. 127.0.0.1:8080, not '" + listen + "'");
+  std::string host = listen.substr(0, colon);
+  if (host.size() > 2 && host.front() == '[' && host.back() == ']')
+    host = host.substr(1, host.size() - 2);
+  int port = 0;
+  try {
+    size_t used = 0;
+    port = std::stoi(listen.substr(colon + 1), &used);
+    if (used != listen.size() - colon - 1) throw std::invalid_argument("port");
+  } catch (const std::exception&) {
+    return UsageError("--listen: '" + listen.substr(colon + 1) + "' is not a port number");
+  }
+  if (port < 0 || port > 65535)
+    return UsageError("--listen: port " + std::to_string(port) + " is out of range");
+  http->host = host;
+  http->port = port;
+  return Status::OK();
+}
+
+Result<std::string> ReadToken(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Status::IOError(path + ": cannot open the token file: " + std::strerror(errno));
+  std::ostringstream text;
+  text << in.rdbuf();
+  std::string token = text.str();
+  while (!token.empty() && (token.back() == '\n' || token.back() == '\r' || token.back() == ' ' ||
+                            token.back() == '\t'))
+    token.pop_back();
+  if (token.empty()) return UsageError(path + ": the token file is empty");
+  if (token.find_first_of("\r\n") != std::string::npos)
+    return UsageError(path + ": the token must be one line");
+  return token;
+}
+
+int RunServe(ServeFlags flags) {
+  if (Status s = ParseListen(flags.listen, &flags.http); !s.ok()) return ReportError("serve", s);
+  if (!flags.token_file.empty()) {
+    auto token = ReadToken(flags.token_file);
+    if (!token.ok()) return ReportError("serve", token.status());
+    flags.service.token = std::move(*token);
+  }
+  // Every thread started from here on inherits the mask: the signals go to sigwait() below.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGHUP);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+
+  server::Service service(flags.service);
+  server::HttpServer http(&service, flags.http);
+  if (Status s = http.Bind(); !s.ok()) return ReportError("serve", s);
+  std::fprintf(stderr, "neardup serve: listening on http://%s:%d/ (opening %s)\n",
+               flags.http.host.c_str(), http.port(), flags.data.c_str());
+
+  std::thread loader([&] {
+    const auto start = std::chrono::steady_clock::now();
+    auto store = OpenStore(flags.data, flags.store, /*create=*/true);
+    if (!store.ok()) {
+      ReportError("serve", store.status());
+      service.SetLoadError(store.status().message());
+      http.Stop();
+      return;
+    }
+    const uint64_t documents = (*store)->Stats().index.documents;
+    service.SetStore(std::move(*store));
+    std::fprintf(stderr, "neardup serve: ready: %llu documents, opened in %.1f s\n",
+                 static_cast<unsigned long long>(documents),
+                 std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  });
+  std::atomic<bool> ending{false};
+  std::thread stopper([&] {
+    int signal = 0;
+    sigwait(&signals, &signal);
+    if (ending.load()) return;  // woken to end (below)
+    std::fprintf(stderr, "neardup serve: %s: finishing the requests in flight\n",
+                 strsignal(signal));
+    http.Stop();
+  });
+  const Status ran = http.Run();
+  loader.join();
+  // The stopper waits for a signal: send it one of its own if the server ended another way.
+  ending = true;
+  pthread_kill(stopper.native_handle(), SIGHUP);
+  stopper.join();
+  const bool loaded = service.ready();
+  std::unique_ptr<Store> store = service.TakeStore();
+  store.reset();  // closes the database: everything acknowledged is on disk
+  if (!ran.ok()) return ReportError("serve", ran);
+  if (!loaded) return kExitBadInput;  // the store could not be opened (reported above)
+  std::fprintf(stderr, "neardup serve: stopped\n");
+  return kExitSuccess;
+}
+
+}  // namespace
+
+void AddServeCommand(CLI::App* app, int* exit_code) {
+  auto flags = std::make_shared<ServeFlags>();
+  CLI::App* command = app->add_subcommand(
+      "serve", "Serve a durable store over HTTP/JSON (check-and-insert, query)");
+  command->footer(
+      "API (doc/serve.md): POST /v1/documents {id,text} (check and insert; ?insert=false only\n"
+      "checks, ?on_duplicate=skip|store), POST /v1/query {text|simhash|sketch+bands, limit},\n"
+      "POST /v1/compare {a,b}, GET|DELETE /v1/documents/ID, POST /v1/batch (NDJSON in and out),\n"
+      "GET /v1/stats, /healthz, /metrics. Errors are JSON {error, message}.\n"
+      "The store is created when --data is missing or empty; settings (--method, --threshold, -k)\n"
+      "are chosen then. Answers are sent once their write is durable (--fsync).\n"
+      "SIGINT/SIGTERM: the requests in flight are answered, the store closed, exit code 0.\n"
+      "Example:\n"
+      "  neardup serve --data posts.store --listen 127.0.0.1:8080\n"
+      "  curl -s localhost:8080/v1/documents -d '{\"id\":\"1\",\"text\":\"hello world\"}'");
+  command->add_option("--data", flags->data, "Store directory (created when missing or empty)")
+      ->required();
+  command->add_option("--listen", flags->listen, "HOST:PORT to listen on (port 0: any free one)")
+      ->capture_default_str();
+  command
+      ->add_option("--method", flags->store.method,
+                   "A new store's method: accurate (Jaccard sketch, default) or simhash")
+      ->check(CLI::IsMember({"accurate", "simhash"}));
+  command
+      ->add_option("--threshold", flags->store.threshold,
+                   "accurate: least estimated Jaccard similarity of a match, default 0.8")
+      ->check(CLI::Range(0.0, 1.0));
+  command->add_option("-k", flags->store.k, "simhash: matches differ in at most k bits, default 3")
+      ->check(CLI::Range(0, 7));
+  command->add_option("--fsync", flags->store.fsync, "always, batch or never (doc/store.md)")
+      ->check(CLI::IsMember({"always", "batch", "never"}))
+      ->capture_default_str();
+  command->add_flag("--sketches-on-disk", flags->store.sketches_on_disk,
+                    "accurate: keep the sketches in a scratch file, not in memory");
+  command->add_option("--token-file", flags->token_file,
+                      "Require 'Authorization: Bearer TOKEN' (the file's one line) on every call "
+                      "but /healthz");
+  command
+      ->add_option("--max-connections", flags->http.max_connections,
+                   "Connections served at once (more wait)")
+      ->check(CLI::Range(1, 100000))
+      ->capture_default_str();
+  command
+      ->add_option("--max-body-bytes", flags->http.max_body_bytes,
+                   "Largest request body (413 above)")
+      ->check(CLI::Range(size_t{1}, size_t{1} << 40))
+      ->capture_default_str();
+  command
+      ->add_option("--max-document-bytes", flags->service.max_document_bytes,
+                   "Largest text of one document (413 above)")
+      ->check(CLI::Range(size_t{1}, size_t{1} << 40))
+      ->capture_default_str();
+  command
+      ->add_option("--timeout", flags->http.read_timeout_seconds,
+                   "Seconds a client may stay silent mid-request before it is dropped")
+      ->check(CLI::Range(1, 3600))
+      ->capture_default_str();
+  command
+      ->add_option("--keep-alive", flags->http.keep_alive_seconds,
+                   "Seconds an idle keep-alive connection stays open")
+      ->check(CLI::Range(1, 3600))
+      ->capture_default_str();
+  command->callback([flags, exit_code] {
+    flags->http.write_timeout_seconds = flags->http.read_timeout_seconds;
+    *exit_code = RunServe(*flags);
+  });
+}
+
+}  // namespace neardup::cli

@@ -1,0 +1,56 @@
+// The HTTP/1.1 transport of `neardup serve`: cpp-httplib (Debian's libcpp-httplib) carrying
+// requests to a Service (server/service.h). Keep-alive connections, each served by one thread of a
+// fixed pool while it is open; bodies, idle and slow clients are bounded by HttpOptions.
+//
+// Thread safety: Stop() may be called from any thread (a signal-handling one) while Run() blocks.
+#ifndef NEARDUP_SERVER_HTTP_SERVER_H_
+#define NEARDUP_SERVER_HTTP_SERVER_H_
+
+#include <cstddef>
+#include <memory>
+#include <string>
+
+#include "neardup/status.h"
+#include "server/service.h"
+
+namespace neardup::server {
+
+struct HttpOptions {
+  std::string host = "127.0.0.1";
+  int port = 8080;  // 0: any free port (port() tells which)
+  // Connections served at once (one thread each); more wait until one closes.
+  size_t max_connections = 64;
+  // The largest request body (413 above it).
+  size_t max_body_bytes = size_t{64} << 20;
+  // A client that sends nothing for this long while a request is under way is dropped, and an idle
+  // keep-alive connection is closed after keep_alive_seconds.
+  int read_timeout_seconds = 10;
+  int write_timeout_seconds = 10;
+  int keep_alive_seconds = 5;
+};
+
+class HttpServer {
+ public:
+  HttpServer(Service* service, HttpOptions options);
+  ~HttpServer();
+  HttpServer(const HttpServer&) = delete;
+  HttpServer& operator=(const HttpServer&) = delete;
+
+  // Binds the listening socket: IOError naming the address when it cannot (in use, no such
+  // address).
+  Status Bind();
+  int port() const { return port_; }
+
+  // Serves until Stop(). Requests in flight when Stop() is called are answered first.
+  Status Run();
+  void Stop();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+  int port_ = 0;
+};
+
+}  // namespace neardup::server
+
+#endif  // NEARDUP_SERVER_HTTP_SERVER_H_

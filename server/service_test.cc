@@ -1,0 +1,318 @@
+// The service's API without HTTP: every endpoint, every error status and message, the token, the
+// batch's order, and concurrent check-and-inserts of near-duplicates (exactly one new a group).
+#include "server/service.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <random>
+#include <regex>
+#include <thread>
+
+#include "testutil.h"
+
+namespace neardup::server {
+namespace {
+
+const char* kText = "the quick brown fox jumps over the lazy dog and runs far away into the woods";
+const char* kNear = "the quick brown fox jumps over the lazy dog and runs far away into the woods!";
+const char* kOther =
+    "an entirely different sentence about databases, indexes and their many tables";
+
+Request Post(std::string path, std::string body) {
+  Request r;
+  r.method = "POST";
+  r.path = std::move(path);
+  r.body = std::move(body);
+  return r;
+}
+
+Request Get(std::string path, std::string method = "GET") {
+  Request r;
+  r.method = std::move(method);
+  r.path = std::move(path);
+  return r;
+}
+
+std::string Doc(const std::string& id, const std::string& text) {
+  return "{\"id\":\"" + id + "\",\"text\":\"" + text + "\"}";
+}
+
+// The value of a string field in a flat JSON answer.
+std::string Field(const std::string& json, const std::string& name) {
+  std::smatch m;
+  if (std::regex_search(json, m, std::regex("\"" + name + "\":\"([^\"]*)\""))) return m[1];
+  return "";
+}
+
+class ServiceTest : public ::testing::TestWithParam<DedupMethod> {
+ protected:
+  void SetUp() override { service_ = Open(ServiceOptions()); }
+
+  std::unique_ptr<Service> Open(ServiceOptions options, bool load = true) {
+    auto service = std::make_unique<Service>(std::move(options));
+    if (load) {
+      StoreOptions store_options;
+      MethodOptions method;
+      method.method = GetParam();
+      store_options.method = method;
+      auto store = Store::Open(dir_.Path("store" + std::to_string(stores_++)), store_options);
+      EXPECT_TRUE(store.ok()) << store.status().ToString();
+      service->SetStore(std::move(*store));
+    }
+    return service;
+  }
+
+  Response Call(const Request& r) { return service_->Handle(r); }
+
+  neardup::testing::TempDir dir_;
+  int stores_ = 0;
+  std::unique_ptr<Service> service_;
+};
+
+TEST_P(ServiceTest, CheckAndInsertAnswersNewThenDuplicate) {
+  Response a = Call(Post("/v1/documents", Doc("a", kText)));
+  ASSERT_EQ(a.status, 200) << a.body;
+  EXPECT_EQ(
+      a.body,
+      "{\"id\":\"a\",\"status\":\"new\",\"stored\":true,\"matches\":[],\"matches_total\":0}\n");
+  Response b = Call(Post("/v1/documents", Doc("b", kNear)));
+  ASSERT_EQ(b.status, 200);
+  EXPECT_NE(b.body.find(
+                "\"status\":\"duplicate\",\"stored\":false,\"matches\":[{\"id\":\"a\",\"score\":"),
+            std::string::npos)
+      << b.body;
+  // Only checked: not stored, whatever it matches.
+  Response c = Call(Post("/v1/documents?insert=false", Doc("c", kOther)));
+  Request check = Post("/v1/documents", Doc("c", kOther));
+  check.params.emplace("insert", "false");
+  c = Call(check);
+  EXPECT_NE(c.body.find("\"status\":\"new\",\"stored\":false"), std::string::npos) << c.body;
+  EXPECT_EQ(Call(Get("/v1/documents/c")).status, 404);
+  // on_duplicate=store keeps a duplicate too.
+  Request keep = Post("/v1/documents", Doc("b", kNear));
+  keep.params.emplace("on_duplicate", "store");
+  Response kept = Call(keep);
+  EXPECT_NE(kept.body.find("\"status\":\"duplicate\",\"stored\":true"), std::string::npos)
+      << kept.body;
+  // The same id again: 409.
+  Response again = Call(Post("/v1/documents", Doc("a", kOther)));
+  EXPECT_EQ(again.status, 409);
+  EXPECT_EQ(again.body, "{\"error\":\"conflict\",\"message\":\"id 'a' is already stored\"}\n");
+}
+
+TEST_P(ServiceTest, BadRequestsNameWhatIsWrong) {
+  struct Case {
+    Request request;
+    int status;
+    std::string message;  // a part of the message
+  };
+  std::string invalid_utf8 = "{\"id\":\"x\",\"text\":\"bad \xc3 byte\"}";
+  Request bad_param = Post("/v1/documents", Doc("x", kText));
+  bad_param.params.emplace("insert", "maybe");
+  Request unknown_param = Post("/v1/documents", Doc("x", kText));
+  unknown_param.params.emplace("upsert", "true");
+  const std::vector<Case> cases = {
+      {Post("/v1/documents", "{\"id\":\"x\",\"text\":"), 400, "malformed JSON"},
+      {Post("/v1/documents", ""), 400, "the body is empty"},
+      {Post("/v1/documents", "[1,2]"), 400, "must be a JSON object, not an array"},
+      {Post("/v1/documents", invalid_utf8), 400, "not valid UTF-8"},
+      {Post("/v1/documents", "{\"id\":\"x\"}"), 400, "missing field \\\"text\\\""},
+      {Post("/v1/documents", "{\"text\":\"t\"}"), 400, "missing field \\\"id\\\""},
+      {Post("/v1/documents", "{\"id\":7,\"text\":\"t\"}"), 400,
+       "field \\\"id\\\" must be a string, not a number"},
+      {Post("/v1/documents", "{\"id\":\"x\",\"text\":\"t\",\"txt\":1}"), 400,
+       "unknown field \\\"txt\\\""},
+      {Post("/v1/documents", "{\"id\":\"\",\"text\":\"t\"}"), 400, "id"},
+      {bad_param, 400, "insert must be true or false"},
+      {unknown_param, 400, "unknown query parameter \\\"upsert\\\""},
+      {Post("/v1/query", "{}"), 400, "exactly one of"},
+      {Post("/v1/query", "{\"text\":\"a\",\"limit\":-1}"), 400, "non-negative integer"},
+      {Post("/v1/query", "{\"text\":\"a\",\"limit\":1000000}"), 400, "above the most"},
+      {Post("/v1/query", "{\"simhash\":\"zz\"}"), 400,
+       GetParam() == DedupMethod::kSimhash ? "16 hex digits"
+                                           : "needs a store of the simhash method"},
+      {Post("/v1/query", "{\"sketch\":\"00\",\"bands\":\"\"}"), 400,
+       GetParam() == DedupMethod::kAccurate ? "hex digits"
+                                            : "needs a store of the accurate method"},
+      {Post("/v1/compare", "{\"a\":\"x\"}"), 400, "missing field \\\"b\\\""},
+      {Get("/v1/nothing"), 404, "no such path"},
+      {Get("/v1/documents/nobody"), 404, "no document with id 'nobody'"},
+      {Get("/v1/documents/nobody", "DELETE"), 404, "no document"},
+      {Get("/v1/documents"), 405, "use POST"},
+      {Get("/v1/stats", "POST"), 405, "use GET"},
+      {Get("/v1/documents/x", "PUT"), 405, "use GET, DELETE"},
+  };
+  for (const Case& c : cases) {
+    const Response r = Call(c.request);
+    EXPECT_EQ(r.status, c.status) << c.request.method << " " << c.request.path << " "
+                                  << c.request.body << ": " << r.body;
+    EXPECT_NE(r.body.find(c.message), std::string::npos)
+        << c.request.path << " " << c.request.body << ": " << r.body;
+    EXPECT_EQ(r.body.rfind("{\"error\":\"", 0), 0u) << r.body;
+  }
+  // Too large: 413, and the limit is named.
+  ServiceOptions small;
+  small.max_document_bytes = 10;
+  auto limited = Open(small);
+  const Response large = limited->Handle(Post("/v1/documents", Doc("x", "eleven bytes")));
+  EXPECT_EQ(large.status, 413);
+  EXPECT_NE(large.body.find("the limit is 10"), std::string::npos) << large.body;
+  // Nothing of the above was stored.
+  const Response stats = Call(Get("/v1/stats"));
+  EXPECT_NE(stats.body.find("\"documents\":0,"), std::string::npos) << stats.body;
+}
+
+TEST_P(ServiceTest, QueryBySignatureGetAndDelete) {
+  ASSERT_EQ(Call(Post("/v1/documents", Doc("a", kText))).status, 200);
+  ASSERT_EQ(Call(Post("/v1/documents", Doc("z", kOther))).status, 200);
+  const Response got = Call(Get("/v1/documents/a"));
+  ASSERT_EQ(got.status, 200) << got.body;
+  const std::string simhash = Field(got.body, "simhash");
+  ASSERT_EQ(simhash.size(), 16u) << got.body;
+  std::string by_signature;
+  if (GetParam() == DedupMethod::kAccurate) {
+    by_signature = "{\"sketch\":\"" + Field(got.body, "sketch") + "\",\"bands\":\"" +
+                   Field(got.body, "bands") + "\"}";
+  } else {
+    by_signature = "{\"simhash\":\"" + simhash + "\"}";
+  }
+  const Response query = Call(Post("/v1/query", by_signature));
+  ASSERT_EQ(query.status, 200) << query.body;
+  EXPECT_EQ(query.body.rfind("{\"matches\":[{\"id\":\"a\",\"score\":", 0), 0u) << query.body;
+  // By text, with a limit.
+  const Response limited =
+      Call(Post("/v1/query", std::string("{\"text\":\"") + kNear + "\",\"limit\":0}"));
+  EXPECT_EQ(limited.body.rfind("{\"matches\":[],\"matches_total\":1,", 0), 0u) << limited.body;
+  // Compare explains.
+  const Response compare =
+      Call(Post("/v1/compare", std::string("{\"a\":\"") + kText + "\",\"b\":\"" + kNear + "\"}"));
+  ASSERT_EQ(compare.status, 200);
+  EXPECT_NE(compare.body.find("\"near_duplicate\":true"), std::string::npos) << compare.body;
+  const Response apart =
+      Call(Post("/v1/compare", std::string("{\"a\":\"") + kText + "\",\"b\":\"" + kOther + "\"}"));
+  EXPECT_NE(apart.body.find("\"near_duplicate\":false,\"score\":null"), std::string::npos)
+      << apart.body;
+  // Delete: gone from answers.
+  EXPECT_EQ(Call(Get("/v1/documents/a", "DELETE")).body, "{\"id\":\"a\",\"removed\":true}\n");
+  EXPECT_EQ(Call(Get("/v1/documents/a")).status, 404);
+  EXPECT_EQ(Call(Post("/v1/query", by_signature)).body.rfind("{\"matches\":[],", 0), 0u);
+}
+
+TEST_P(ServiceTest, BatchAnswersEveryLineInOrder) {
+  std::string body = Doc("a", kText) + "\n\n" + Doc("b", kNear) + "\r\n{\"id\":\"c\"}\nnot json\n" +
+                     Doc("a", kOther) + "\n" + Doc("d", kOther);
+  ServiceOptions options;
+  options.batch_group = 2;  // groups end mid-batch
+  service_ = Open(options);
+  const Response r = Call(Post("/v1/batch", body));
+  ASSERT_EQ(r.status, 200);
+  EXPECT_EQ(r.content_type, "application/x-ndjson");
+  std::vector<std::string> lines;
+  for (size_t start = 0; start < r.body.size();) {
+    const size_t end = r.body.find('\n', start);
+    lines.push_back(r.body.substr(start, end - start));
+    start = end + 1;
+  }
+  ASSERT_EQ(lines.size(), 6u) << r.body;
+  EXPECT_EQ(lines[0].rfind("{\"line\":1,\"id\":\"a\",\"status\":\"new\",\"stored\":true", 0), 0u)
+      << lines[0];
+  EXPECT_EQ(lines[1].rfind("{\"line\":3,\"id\":\"b\",\"status\":\"duplicate\",\"stored\":false", 0),
+            0u)
+      << lines[1];
+  EXPECT_EQ(lines[2].rfind("{\"line\":4,\"id\":\"c\",\"status\":400,\"error\":\"bad_request\","
+                           "\"message\":\"line 4: missing field \\\"text\\\"\"",
+                           0),
+            0u)
+      << lines[2];
+  EXPECT_NE(lines[3].find("\"line\":5,"), std::string::npos);
+  EXPECT_NE(lines[3].find("malformed JSON"), std::string::npos) << lines[3];
+  EXPECT_EQ(lines[4].rfind("{\"line\":6,\"id\":\"a\",\"status\":409,\"error\":\"conflict\"", 0), 0u)
+      << lines[4];
+  EXPECT_EQ(lines[5].rfind("{\"line\":7,\"id\":\"d\",\"status\":\"new\",\"stored\":true", 0), 0u)
+      << lines[5];
+}
+
+TEST_P(ServiceTest, TokenLoadingHealthAndMetrics) {
+  ServiceOptions options;
+  options.token = "s3cret";
+  auto service = Open(options, /*load=*/false);
+  Request health = Get("/healthz");
+  EXPECT_EQ(service->Handle(health).status, 503);
+  EXPECT_NE(service->Handle(health).body.find("\"status\":\"loading\""), std::string::npos);
+  Request post = Post("/v1/documents", Doc("a", kText));
+  EXPECT_EQ(service->Handle(post).status, 401);  // the token before readiness
+  post.authorization = "Bearer s3cret";
+  EXPECT_EQ(service->Handle(post).status, 503);
+  StoreOptions store_options;
+  MethodOptions method;
+  method.method = GetParam();
+  store_options.method = method;
+  service->SetStore(std::move(Store::Open(dir_.Path("token.store"), store_options)).value());
+  EXPECT_EQ(service->Handle(health).status, 200);
+  EXPECT_EQ(service->Handle(post).status, 200);
+  for (const char* wrong : {"", "Bearer s3cre", "Bearer s3cret2", "bearer s3cret", "s3cret"}) {
+    post.authorization = wrong;
+    EXPECT_EQ(service->Handle(post).status, 401) << wrong;
+  }
+  Request metrics = Get("/metrics");
+  EXPECT_EQ(service->Handle(metrics).status, 401);
+  metrics.authorization = "Bearer s3cret";
+  const Response m = service->Handle(metrics);
+  EXPECT_EQ(m.status, 200);
+  EXPECT_NE(m.body.find("neardup_requests_total{endpoint=\"/v1/documents\",status=\"200\"} 1\n"),
+            std::string::npos)
+      << m.body;
+  EXPECT_NE(m.body.find("neardup_requests_total{endpoint=\"/v1/documents\",status=\"503\"} 1\n"),
+            std::string::npos);
+  EXPECT_NE(m.body.find("neardup_documents 1\n"), std::string::npos);
+  EXPECT_NE(m.body.find("neardup_ready 1\n"), std::string::npos);
+  // A load that failed is reported.
+  auto failed = Open(ServiceOptions(), false);
+  failed->SetLoadError("DIR: damaged");
+  EXPECT_EQ(failed->Handle(health).status, 500);
+  EXPECT_NE(failed->Handle(Post("/v1/query", "{}")).body.find("could not be opened: DIR: damaged"),
+            std::string::npos);
+}
+
+// 40 random words of group g's own.
+std::string GroupText(int g) {
+  std::mt19937 rng(static_cast<uint32_t>(g) + 1);
+  std::string text;
+  for (int w = 0; w < 40; ++w) {
+    if (w > 0) text.push_back(' ');
+    for (int c = 0; c < 6; ++c) text.push_back(static_cast<char>('a' + rng() % 26));
+  }
+  return text;
+}
+
+// Threads post near-duplicate copies of a few texts at once: exactly one copy of each is new.
+TEST_P(ServiceTest, ConcurrentCheckAndInsertKeepsOneOfEachGroup) {
+  const int groups = 12, copies = 6;
+  std::atomic<int> fresh{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 3; ++t) {
+    threads.emplace_back([&, t] {
+      for (int g = 0; g < groups; ++g) {
+        for (int c = t; c < copies; c += 3) {
+          const std::string text = GroupText(g) + (c % 2 ? "!" : "");
+          const Response r =
+              Call(Post("/v1/documents", Doc(std::to_string(g) + "-" + std::to_string(c), text)));
+          ASSERT_EQ(r.status, 200) << r.body;
+          if (r.body.find("\"status\":\"new\"") != std::string::npos) ++fresh;
+        }
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(fresh.load(), groups);
+}
+
+INSTANTIATE_TEST_SUITE_P(Methods, ServiceTest,
+                         ::testing::Values(DedupMethod::kAccurate, DedupMethod::kSimhash),
+                         [](const ::testing::TestParamInfo<DedupMethod>& param) {
+                           return std::string(DedupMethodName(param.param));
+                         });
+
+}  // namespace
+}  // namespace neardup::server

@@ -1,0 +1,134 @@
+#!/usr/bin/env bash
+# CLI tests of `neardup serve`: a real server on a free loopback port, driven with curl. Every
+# endpoint over HTTP, keep-alive, the body limit, the token, a second server kept out by the lock,
+# SIGTERM (in-flight answers, exit 0, documents kept), bad addresses and malformed HTTP.
+# Usage: serve_test.sh PATH/TO/neardup
+set -u
+ND=${1:?usage: $0 PATH/TO/neardup}
+T=$(mktemp -d)
+pid=""
+trap '[[ -n "$pid" ]] && kill -9 "$pid" 2>/dev/null; rm -rf "$T"' EXIT
+source "$(dirname "$0")/testlib.sh"
+
+# start DIR [FLAGS...]: a server on a free port of 127.0.0.1 for store DIR; waits until it is ready
+# (at most 20 s) and sets pid and URL.
+start() {
+  local data=$1
+  shift
+  "$ND" serve --data "$data" --listen 127.0.0.1:0 "$@" 2>"$T/serve.err" &
+  pid=$!
+  port=""
+  for _ in $(seq 1 200); do
+    port=$(sed -n 's|.*listening on http://127.0.0.1:\([0-9]*\)/.*|\1|p' "$T/serve.err")
+    [[ -n "$port" ]] && grep -q "ready:" "$T/serve.err" && break
+    sleep 0.1
+  done
+  URL="http://127.0.0.1:$port"
+}
+# stop: SIGTERM, and the exit code in $stopped
+stop() {
+  kill -TERM "$pid"
+  wait "$pid"
+  stopped=$?
+  pid=""
+}
+# call NAME METHOD PATH BODY WANT_STATUS WANT_BODY_PART [CURL ARGS...]
+call() {
+  local name=$1 method=$2 path=$3 body=$4 want_status=$5 want=$6
+  shift 6
+  local got
+  got=$(curl -s -o "$T/out" -w '%{http_code}' -X "$method" --data-binary "$body" \
+    -H 'Content-Type: application/json' "$@" "$URL$path" 2>"$T/err")
+  if [[ "$got" == "$want_status" ]] && grep -qF -- "$want" "$T/out"; then ok; else
+    fail "$name" "status $got (expected $want_status), body lacks '$want'"
+  fi
+}
+
+S=$T/docs.store
+start "$S"
+if [[ -z "$port" ]]; then fail "start" "$(cat "$T/serve.err")"; fi
+call "health" GET /healthz "" 200 '{"status":"ready","documents":0}'
+call "new" POST /v1/documents '{"id":"a","text":"the quick brown fox jumps over the lazy dog again and again"}' 200 \
+  '{"id":"a","status":"new","stored":true,"matches":[],"matches_total":0}'
+call "duplicate" POST /v1/documents '{"id":"b","text":"the quick brown fox jumps over the lazy dog again and again!"}' 200 \
+  '{"id":"b","status":"duplicate","stored":false,"matches":[{"id":"a","score":1}],"matches_total":1}'
+call "check only" POST '/v1/documents?insert=false' '{"id":"c","text":"nothing like the others at all, really"}' 200 \
+  '"status":"new","stored":false'
+call "conflict" POST /v1/documents '{"id":"a","text":"x"}' 409 '{"error":"conflict","message":"id '"'"'a'"'"' is already stored"}'
+call "query" POST /v1/query '{"text":"the quick brown fox jumps over the lazy dog again and again"}' 200 \
+  '{"matches":[{"id":"a","score":1}],"matches_total":1,'
+call "compare" POST /v1/compare '{"a":"one two three four five six","b":"one two three four five six"}' 200 \
+  '"near_duplicate":true,"score":1'
+# An id with a slash and a space, percent-encoded in the path.
+call "odd id" POST /v1/documents '{"id":"x/y z","text":"a document whose id needs encoding in a path"}' 200 '"stored":true'
+call "get encoded" GET '/v1/documents/x%2Fy%20z' "" 200 '{"id":"x/y z","simhash":"'
+call "get" GET /v1/documents/a "" 200 '"sketch":"'
+call "missing" GET /v1/documents/none "" 404 '{"error":"not_found","message":"no document with id '"'"'none'"'"'"}'
+call "malformed" POST /v1/documents '{"id":' 400 '{"error":"bad_request","message":"malformed JSON'
+call "missing field" POST /v1/documents '{"id":"q"}' 400 'missing field \"text\"'
+call "bad utf-8" POST /v1/documents $'{"id":"q","text":"\xff"}' 400 'not valid UTF-8'
+call "unknown path" GET /v2/nothing "" 404 '"error":"not_found"'
+call "wrong method" PUT /v1/query "" 405 '"error":"method_not_allowed"'
+printf '%s\n' '{"id":"n1","text":"first line of the batch, a new text"}' '' \
+  '{"id":"n2","text":"first line of the batch, a new text!"}' 'oops' >"$T/batch.ndjson"
+curl -s -o "$T/out" -w '%{http_code} %{content_type}' --data-binary @"$T/batch.ndjson" "$URL/v1/batch" >"$T/status"
+if [[ "$(cat "$T/status")" == "200 application/x-ndjson" && $(wc -l <"$T/out") -eq 3 ]] &&
+  head -1 "$T/out" | grep -qF '{"line":1,"id":"n1","status":"new","stored":true' &&
+  sed -n 2p "$T/out" | grep -qF '{"line":3,"id":"n2","status":"duplicate","stored":false,"matches":[{"id":"n1"' &&
+  sed -n 3p "$T/out" | grep -qF '{"line":4,"id":"","status":400,"error":"bad_request","message":"line 4: malformed JSON'; then
+  ok
+else fail "batch" "$(cat "$T/status")"; fi
+call "delete" DELETE /v1/documents/b "" 404 'no document'
+call "delete" DELETE /v1/documents/n2 "" 404 'no document'
+call "delete n1" DELETE /v1/documents/n1 "" 200 '{"id":"n1","removed":true}'
+call "stats" GET /v1/stats "" 200 '"documents":2,'
+call "metrics" GET /metrics "" 200 'neardup_requests_total{endpoint="/v1/documents",status="409"} 1'
+# Keep-alive: two requests of one curl share a connection.
+curl -sv "$URL/healthz" "$URL/healthz" >/dev/null 2>"$T/err"
+if grep -q "Re-using existing connection" "$T/err"; then ok; else fail "keep-alive" "$(grep -i connection "$T/err" | head -3)"; fi
+# Malformed HTTP: a 400, and the server goes on.
+printf 'NOT HTTP AT ALL\r\n\r\n' >"$T/garbage"
+exec 3<>"/dev/tcp/127.0.0.1/$port" && cat "$T/garbage" >&3 && timeout 5 head -1 <&3 >"$T/out"
+exec 3<&-
+if grep -q "400" "$T/out"; then ok; else fail "malformed HTTP" "$(cat "$T/out")"; fi
+call "still up" GET /healthz "" 200 '"status":"ready"'
+
+# A second server on the same store is kept out, naming why.
+timeout 20 "$ND" serve --data "$S" --listen 127.0.0.1:0 >"$T/out" 2>"$T/err"
+code=$?
+if [[ $code -eq 1 ]] && grep -qF "in use by another process" "$T/err"; then ok; else fail "second server" "exit $code"; fi
+# The same port twice: a clear error.
+timeout 20 "$ND" serve --data "$T/other.store" --listen "127.0.0.1:$port" >"$T/out" 2>"$T/err"
+code=$?
+if [[ $code -eq 1 ]] && grep -qF "cannot listen on 127.0.0.1:$port" "$T/err"; then ok; else fail "port in use" "exit $code"; fi
+
+# SIGTERM: exit 0, and the documents are there after a restart.
+stop
+if [[ $stopped -eq 0 ]] && grep -q "stopped" "$T/serve.err"; then ok; else fail "sigterm" "exit $stopped: $(cat "$T/serve.err")"; fi
+start "$S"
+call "kept" GET /v1/documents/a "" 200 '{"id":"a",'
+call "kept count" GET /v1/stats "" 200 '"documents":2,'
+stop
+
+# The body limit, and the token.
+printf 's3cret\n' >"$T/token"
+start "$T/token.store" --token-file "$T/token" --max-body-bytes 100 --method simhash
+call "no token" POST /v1/query '{"text":"x"}' 401 '"error":"unauthorized"'
+call "wrong token" POST /v1/query '{"text":"x"}' 401 '"error":"unauthorized"' -H 'Authorization: Bearer s3cre'
+call "token" POST /v1/query '{"text":"x"}' 200 '{"matches":[]' -H 'Authorization: Bearer s3cret'
+call "health needs no token" GET /healthz "" 200 '"status":"ready"'
+call "too large" POST /v1/documents "{\"id\":\"big\",\"text\":\"$(head -c 200 /dev/zero | tr '\0' a)\"}" 413 \
+  '"error":"too_large"' -H 'Authorization: Bearer s3cret'
+stop
+
+# Bad options and files: usage errors before anything is opened.
+timeout 20 "$ND" serve --data "$T/x.store" --listen nowhere >"$T/out" 2>"$T/err"
+code=$?
+if [[ $code -eq 2 ]] && grep -qF "neardup serve: usage: --listen takes HOST:PORT" "$T/err"; then ok; else fail "bad listen" "exit $code"; fi
+timeout 20 "$ND" serve --data "$T/x.store" --token-file "$T/no-such-token" >"$T/out" 2>"$T/err"
+code=$?
+if [[ $code -eq 1 ]] && grep -qF "no-such-token: cannot open the token file" "$T/err"; then ok; else fail "missing token file" "exit $code"; fi
+[[ ! -e "$T/x.store" ]] && ok || fail "nothing created" "$T/x.store exists"
+
+echo "$passed passed, $failed failed"
+[[ $failed -eq 0 ]]
