@@ -76,8 +76,8 @@ FUZZ_SECONDS ?= 60
 fuzz: deps
 	@CC=clang CXX=clang++ cmake -S . -B build/fuzz -G Ninja -DCMAKE_BUILD_TYPE=Debug -DNEARDUP_SANITIZE=ON \
 	  -DNEARDUP_FUZZ=ON -DNEARDUP_BUILD_BENCH=OFF >/dev/null
-	@cmake --build build/fuzz -j $(JOBS) --target fuzz_text fuzz_jsonl fuzz_storage fuzz_records
-	@for t in fuzz_text fuzz_jsonl fuzz_storage fuzz_records; do \
+	@cmake --build build/fuzz -j $(JOBS) --target fuzz_text fuzz_jsonl fuzz_storage fuzz_records fuzz_service
+	@for t in fuzz_text fuzz_jsonl fuzz_storage fuzz_records fuzz_service; do \
 	  mkdir -p build/fuzz/corpus/$$t; \
 	  build/fuzz/tests/fuzz/$$t -max_total_time=$(FUZZ_SECONDS) -artifact_prefix=build/fuzz/ \
 	    build/fuzz/corpus/$$t tests/fuzz/corpus/$$t || exit 1; \

@@ -6,7 +6,6 @@
 
 #include <atomic>
 #include <random>
-#include <regex>
 #include <thread>
 
 #include "testutil.h"
@@ -40,9 +39,11 @@ std::string Doc(const std::string& id, const std::string& text) {
 
 // The value of a string field in a flat JSON answer.
 std::string Field(const std::string& json, const std::string& name) {
-  std::smatch m;
-  if (std::regex_search(json, m, std::regex("\"" + name + "\":\"([^\"]*)\""))) return m[1];
-  return "";
+  const std::string key = "\"" + name + "\":\"";
+  const size_t start = json.find(key);
+  if (start == std::string::npos) return "";
+  const size_t begin = start + key.size();
+  return json.substr(begin, json.find('"', begin) - begin);
 }
 
 class ServiceTest : public ::testing::TestWithParam<DedupMethod> {

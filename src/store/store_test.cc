@@ -203,6 +203,56 @@ TEST(StoreTest, SecondOpenInAnotherProcessIsRefused) {
             std::string::npos);
 }
 
+// The log's last record cut at every byte (as a crash in the middle of its write leaves it): the
+// store opens, holds every document before that record whole, and the last one only when the cut is
+// at its end. The copies are taken while the store is open, as a crash would leave its files.
+TEST(StoreTest, LogTailCutAtEveryByteOfTheLastRecord) {
+  neardup::testing::TempDir temp;
+  const std::string dir = temp.Path("store");
+  const Corpus corpus(30, 3);
+  StoreOptions options;
+  options.fsync = FsyncMode::kAlways;
+  auto store = MustOpen(dir, options);
+  for (size_t i = 0; i + 1 < corpus.size(); ++i)
+    ASSERT_TRUE(store->Insert(corpus.id(i), corpus.text(i)).ok());
+  auto copy = [&](const std::string& to) {
+    fs::copy(dir, to, fs::copy_options::recursive);
+    std::vector<std::string> logs;
+    for (const auto& entry : fs::directory_iterator(to)) {
+      if (entry.path().extension() == ".log") logs.push_back(entry.path().string());
+    }
+    EXPECT_EQ(logs.size(), 1u);
+    return logs.empty() ? std::string() : logs[0];
+  };
+  const std::string before_log = copy(temp.Path("before"));
+  const std::string last = corpus.id(corpus.size() - 1);
+  ASSERT_TRUE(store->Insert(last, corpus.text(corpus.size() - 1)).ok());
+  const std::string after_log = copy(temp.Path("after"));
+  const uint64_t start = fs::file_size(before_log), end = fs::file_size(after_log);
+  ASSERT_GT(end, start + 100);  // the record: the id, the signature, the row counter
+  const auto after = FileContents(temp.Path("after"));
+  // Every byte in a release build; every 7th under the sanitizers (each open takes longer there).
+  const uint64_t step = std::getenv("NEARDUP_SANITIZED") != nullptr ? 7 : 1;
+  std::vector<uint64_t> cuts;
+  for (uint64_t cut = start; cut < end; cut += step) cuts.push_back(cut);
+  cuts.push_back(end);
+  for (const uint64_t cut : cuts) {
+    const std::string at = temp.Path("cut" + std::to_string(cut));
+    fs::copy(temp.Path("after"), at, fs::copy_options::recursive);
+    fs::resize_file(at + "/" + fs::path(after_log).filename().string(), cut);
+    auto reopened = Store::Open(at, StoreOptions());
+    ASSERT_TRUE(reopened.ok()) << "cut at " << cut << ": " << reopened.status().ToString();
+    const auto stats = (*reopened)->Stats();
+    ASSERT_EQ(stats.index.documents, cut == end ? corpus.size() : corpus.size() - 1) << cut;
+    for (size_t i = 0; i + 1 < corpus.size(); i += 5)
+      ASSERT_TRUE((*reopened)->Contains(corpus.id(i)));
+    ASSERT_EQ((*reopened)->Contains(last), cut == end) << cut;
+    reopened->reset();
+    fs::remove_all(at);
+  }
+  EXPECT_EQ(FileContents(temp.Path("after")), after);
+}
+
 // A damaged store: Open fails with an error naming the directory, and every file is left as it was.
 class DamagedStoreTest : public ::testing::Test {
  protected:
