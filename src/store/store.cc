@@ -17,6 +17,8 @@ namespace {
 // The largest group a writer at the front of the queue takes with it (documents); larger
 // QueryAndInsertBatch calls go alone.
 constexpr size_t kMaxGroupDocuments = 4096;
+// Groups applied to the index and not yet written when the next may be applied.
+constexpr uint64_t kGroupsInFlight = 2;
 
 // The index of a disk-resident store, else null.
 store::DiskResidentIndex* DiskIndexOf(bool disk_resident, OnlineIndex* index) {
@@ -56,7 +58,13 @@ Store::~Store() { db_.reset(); }
 Status Store::Write(Writer* writer) {
   std::unique_lock lock(queue_->mutex);
   queue_->writers.push_back(writer);
-  while (!writer->done && writer != queue_->writers.front()) writer->wake.wait(lock);
+  // The front writer applies the next group once at most one group is still being written: one
+  // group written while the next is applied, and the writers arriving meanwhile join the group
+  // after (bigger groups, fewer syncs; with more groups in flight, hundreds of concurrent writers
+  // made groups of one or two, each a sync, and the waits for their turn a thundering herd).
+  while (!writer->done && (writer != queue_->writers.front() ||
+                           queue_->tickets - queue_->written >= kGroupsInFlight))
+    writer->wake.wait(lock);
   if (writer->done) return writer->status;
   // At the front: take the writers behind (kBatch only: the other modes sync, or not, per write).
   std::vector<Writer*> group = {writer};
@@ -88,6 +96,7 @@ Status Store::Write(Writer* writer) {
   lock.lock();
   ++queue_->written;
   queue_->turn.notify_all();
+  if (!queue_->writers.empty()) queue_->writers.front()->wake.notify_one();
   for (Writer* member : group) {
     if (!written.ok()) member->status = written;
     if (member != writer) {
