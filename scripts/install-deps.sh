@@ -24,7 +24,12 @@ packages=(
   librocksdb-dev        # the durable store of the online index (write-ahead log, atomic batches, recovery)
   libcpp-httplib-dev    # the HTTP/1.1 transport of `neardup serve`
   curl                  # the service's CLI tests talk to it over loopback
+  chromium              # the web page's end-to-end test (headless, driven by playwright-core)
 )
+# Node.js runs that test and npm installs playwright-core into tests/web; a Node.js of another
+# origin (with its own npm) may already provide them.
+command -v node >/dev/null || packages+=(nodejs)
+command -v npm >/dev/null || packages+=(npm)
 for option in "$@"; do
   case "$option" in
     --bench)
@@ -56,13 +61,19 @@ missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
-if [[ ${#missing[@]} -eq 0 ]]; then
-  exit 0
+if [[ ${#missing[@]} -gt 0 ]]; then
+  sudo_cmd=()
+  if [[ $(id -u) -ne 0 ]]; then sudo_cmd=(sudo); fi
+  echo "install-deps: installing ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  "${sudo_cmd[@]}" apt-get update -qq
+  "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
-sudo_cmd=()
-if [[ $(id -u) -ne 0 ]]; then sudo_cmd=(sudo); fi
-echo "install-deps: installing ${missing[*]}"
-export DEBIAN_FRONTEND=noninteractive
-"${sudo_cmd[@]}" apt-get update -qq
-"${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+# playwright-core for the web page's test, at the version of tests/web/package-lock.json (it drives
+# Debian's Chromium: no browser is downloaded).
+web="$(dirname "$0")/../tests/web"
+if [[ ! -f "$web/node_modules/playwright-core/package.json" ]]; then
+  echo "install-deps: npm ci in tests/web (playwright-core)"
+  PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --prefix "$web" --no-audit --no-fund >/dev/null
+fi

@@ -15,6 +15,8 @@
 
 namespace neardup::server {
 
+extern const std::string_view kWebPage;  // web_page.html, compiled in (web_page.cc.in)
+
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -371,6 +373,15 @@ Response Service::Route(const Request& request, std::string* endpoint) {
   const std::string& path = request.path;
   const std::string& method = request.method;
   constexpr std::string_view kDocuments = "/v1/documents/";
+  if (path == "/" || path == "/index.html") {
+    // The page needs no token: it is the same for everyone, and its calls carry the token.
+    *endpoint = "/";
+    if (method != "GET") return Error(405, "use GET for /");
+    Response page;
+    page.content_type = "text/html; charset=utf-8";
+    page.body = std::string(kWebPage);
+    return page;
+  }
   if (path == "/healthz") {
     *endpoint = "/healthz";
     if (method != "GET") return Error(405, "use GET for /healthz");

@@ -11,6 +11,7 @@
 //   DELETE /v1/documents/{id}
 //   POST   /v1/batch            NDJSON of {id, text} in, one answer line each, in order
 //   GET    /v1/stats, /healthz, /metrics (Prometheus text format)
+//   GET    /                    the web page (server/web_page.html)
 // Errors are JSON {error, message}: 400 malformed JSON or UTF-8, a missing or mistyped field
 // (named); 401 without the token; 404; 405; 409 id already stored; 413 too large; 503 while the
 // store loads.

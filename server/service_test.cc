@@ -268,6 +268,12 @@ TEST_P(ServiceTest, TokenLoadingHealthAndMetrics) {
             std::string::npos);
   EXPECT_NE(m.body.find("neardup_documents 1\n"), std::string::npos);
   EXPECT_NE(m.body.find("neardup_ready 1\n"), std::string::npos);
+  // The page needs no token (its calls carry it).
+  const Response page = service->Handle(Get("/"));
+  EXPECT_EQ(page.status, 200);
+  EXPECT_EQ(page.content_type, "text/html; charset=utf-8");
+  EXPECT_NE(page.body.find("<title>neardup</title>"), std::string::npos);
+  EXPECT_EQ(service->Handle(Post("/", "")).status, 405);
   // A load that failed is reported.
   auto failed = Open(ServiceOptions(), false);
   failed->SetLoadError("DIR: damaged");

@@ -30,21 +30,22 @@ docs=$WORK/docs-$documents.txt
 store=$WORK/store-$method-$documents
 if [[ ! -s "$docs" ]]; then
   echo "generating $documents documents in $docs" >&2
-  /usr/bin/python3 - "$documents" >"$docs" <<'EOF'
-import random, sys
-n = int(sys.argv[1])
-rng = random.Random(42)
-words = ["".join(rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(rng.randint(2, 9)))
-         for _ in range(50000)]
-weights = [1.0 / (i + 1) for i in range(len(words))]
-out = sys.stdout
-for _ in range(n // 1000 + 1):
-    block = []
-    for text in range(1000):
-        block.append(" ".join(rng.choices(words, weights, k=rng.randint(40, 120))))
-    out.write("\n".join(block) + "\n")
-EOF
-  head -n "$documents" "$docs" >"$docs.part" && mv "$docs.part" "$docs"
+  # 40-120 words a document from a vocabulary of 50,000 random words, word r drawn with
+  # probability about 1/r (Zipf).
+  awk -v n="$documents" 'BEGIN {
+    srand(42)
+    for (i = 0; i < 50000; i++) {
+      w = ""; l = 2 + int(rand() * 8)
+      for (j = 0; j < l; j++) w = w sprintf("%c", 97 + int(rand() * 26))
+      words[i] = w
+    }
+    lv = log(50000)
+    for (d = 0; d < n; d++) {
+      k = 40 + int(rand() * 81); line = words[int(exp(rand() * lv)) - 1]
+      for (j = 1; j < k; j++) line = line " " words[int(exp(rand() * lv)) - 1]
+      print line
+    }
+  }' >"$docs"
 fi
 if [[ ! -d "$store" ]]; then
   echo "loading $documents documents into $store" >&2
