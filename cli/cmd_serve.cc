@@ -166,6 +166,13 @@ void AddServeCommand(CLI::App* app, int* exit_code) {
       ->capture_default_str();
   command->add_flag("--sketches-on-disk", flags->store.sketches_on_disk,
                     "accurate: keep the sketches in a scratch file, not in memory");
+  command->add_flag("--store-text", flags->service.store_text,
+                    "Keep each stored document's text (GET /v1/documents/ID gives it back)");
+  command
+      ->add_option("--store-text-bytes", flags->service.max_stored_text_bytes,
+                   "With --store-text: the bytes of a text kept (cut at a character boundary)")
+      ->check(CLI::Range(size_t{1}, size_t{1} << 30))
+      ->capture_default_str();
   command->add_option("--token-file", flags->token_file,
                       "Require 'Authorization: Bearer TOKEN' (the file's one line) on every call "
                       "but /healthz");

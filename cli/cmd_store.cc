@@ -102,7 +102,7 @@ int RunAdd(const std::string& dir, const StoreFlags& flags) {
   };
   Status status = ForEachWholeDocument(
       flags.input, 0, [&](std::string_view id, std::string_view text) -> Status {
-        SignedDocument document{DocumentId(flags, id), Signature()};
+        SignedDocument document{DocumentId(flags, id), Signature(), {}};
         NEARDUP_RETURN_IF_ERROR(session.Sign(text, &document.signature));
         pending.push_back(std::move(document));
         return pending.size() >= batch_size ? write() : Status::OK();

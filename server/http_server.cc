@@ -3,7 +3,9 @@
 #include <httplib.h>
 #include <sys/socket.h>
 
+#include <atomic>
 #include <chrono>
+#include <thread>
 #include <utility>
 
 namespace neardup::server {
@@ -43,6 +45,8 @@ struct HttpServer::Impl {
   httplib::Server http;
   Service* service;
   HttpOptions options;
+  std::atomic<bool> stop_requested{false};
+  std::atomic<bool> in_run{false};  // Run() entered and not returned
 };
 
 HttpServer::HttpServer(Service* service, HttpOptions options) : impl_(std::make_unique<Impl>()) {
@@ -123,10 +127,21 @@ Status HttpServer::Bind() {
 }
 
 Status HttpServer::Run() {
-  if (!impl_->http.listen_after_bind()) return Status::IOError("the listening socket failed");
+  impl_->in_run = true;
+  bool ok = true;
+  if (!impl_->stop_requested) ok = impl_->http.listen_after_bind();
+  impl_->in_run = false;
+  if (!ok) return Status::IOError("the listening socket failed");
   return Status::OK();
 }
 
-void HttpServer::Stop() { impl_->http.stop(); }
+void HttpServer::Stop() {
+  // The library's stop() does nothing before its loop has started: a Stop() that comes while Run()
+  // is starting waits for the loop (Run() checks stop_requested before it starts one).
+  impl_->stop_requested = true;
+  while (impl_->in_run && !impl_->http.is_running())
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  impl_->http.stop();
+}
 
 }  // namespace neardup::server

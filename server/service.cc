@@ -187,6 +187,13 @@ class Body {
     return Status::OK();
   }
 
+  // The field's value as minified JSON text (empty when absent).
+  std::string Raw(std::string_view key) const {
+    simdjson::dom::element value;
+    if (object_.at_key(key).get(value) != simdjson::SUCCESS) return std::string();
+    return simdjson::minify(value);
+  }
+
   // A non-negative integer field, when present.
   Status Count(std::string_view key, uint64_t* out) const {
     simdjson::dom::element value;
@@ -265,6 +272,31 @@ Status InsertParams(const Request& request, bool* insert, InsertPolicy* policy) 
   }
   *policy = duplicate == "store" ? InsertPolicy::kAlways : InsertPolicy::kIfNew;
   return Status::OK();
+}
+
+// The attachment a document is stored with: a JSON fragment of its fields "text" (with
+// --store-text, cut to the limit at a character boundary; "text_truncated" when cut) and "metadata"
+// (as given), spliced into the answer of GET /v1/documents/{id}. Empty when there is neither.
+std::string Attachment(std::string_view text, const std::string& metadata,
+                       const ServiceOptions& options) {
+  std::string out;
+  if (options.store_text) {
+    std::string_view kept = text;
+    if (kept.size() > options.max_stored_text_bytes) {
+      size_t end = options.max_stored_text_bytes;
+      while (end > 0 && (static_cast<unsigned char>(kept[end]) & 0xC0) == 0x80) --end;
+      kept = kept.substr(0, end);
+    }
+    out.append("\"text\":");
+    AppendJsonString(kept, &out);
+    if (kept.size() < text.size()) out.append(",\"text_truncated\":true");
+  }
+  if (!metadata.empty()) {
+    if (!out.empty()) out.push_back(',');
+    out.append("\"metadata\":");
+    out.append(metadata);
+  }
+  return out;
 }
 
 // The answer to a checked (and maybe stored) document, without the closing brace.
@@ -444,13 +476,18 @@ Response Service::PostDocument(const Request& request) {
   InsertPolicy policy = InsertPolicy::kIfNew;
   if (Status s = InsertParams(request, &insert, &policy); !s.ok()) return ErrorOf(s);
   Body body;
-  if (Status s = body.Parse(request.body, {"id", "text"}); !s.ok()) return ErrorOf(s);
+  if (Status s = body.Parse(request.body, {"id", "text", "metadata"}); !s.ok()) return ErrorOf(s);
   std::string_view id, text;
   if (Status s = body.String("id", true, &id); !s.ok()) return ErrorOf(s);
   if (Status s = body.String("text", true, &text); !s.ok()) return ErrorOf(s);
   if (text.size() > options_.max_document_bytes) {
     return Error(413, "the text has " + std::to_string(text.size()) + " bytes; the limit is " +
                           std::to_string(options_.max_document_bytes) + " (--max-document-bytes)");
+  }
+  const std::string metadata = body.Raw("metadata");
+  if (metadata.size() > options_.max_metadata_bytes) {
+    return Error(413, "the metadata has " + std::to_string(metadata.size()) +
+                          " bytes; the limit is " + std::to_string(options_.max_metadata_bytes));
   }
   std::string out;
   if (!insert) {
@@ -459,7 +496,10 @@ Response Service::PostDocument(const Request& request) {
     if (!matches.ok()) return ErrorOf(matches.status());
     AppendAnswer(id, *matches, false, options_.default_limit, &out);
   } else {
-    auto result = store.QueryAndInsert(id, text, policy);
+    auto signature = store.signer().Sign(text);
+    if (!signature.ok()) return ErrorOf(signature.status());
+    auto result =
+        store.QueryAndInsertSigned(id, *signature, policy, Attachment(text, metadata, options_));
     if (!result.ok()) return ErrorOf(result.status());
     AppendAnswer(id, result->matches, result->inserted, options_.default_limit, &out);
   }
@@ -618,6 +658,12 @@ Response Service::GetDocument(std::string_view id) {
     AppendBandsHex(signature->band_keys, &out);
     out.push_back('"');
   }
+  auto attachment = store.GetAttachment(id);
+  if (!attachment.ok()) return ErrorOf(attachment.status());
+  if (!attachment->empty()) {
+    out.push_back(',');
+    out.append(*attachment);
+  }
   out.push_back('}');
   return Json(200, std::move(out));
 }
@@ -742,19 +788,26 @@ bool Service::StreamBatch(const Request& request,
     line.number = number;
     const std::string where = "line " + std::to_string(number) + ": ";
     std::string_view id, document_text;
-    Status s = body.Parse(text, {"id", "text"}, where);
+    Status s = body.Parse(text, {"id", "text", "metadata"}, where);
     if (s.ok()) s = body.String("id", true, &id);
     if (s.ok()) s = body.String("text", true, &document_text);
     line.id = std::string(id);
+    const std::string metadata = s.ok() ? body.Raw("metadata") : std::string();
     if (s.ok() && document_text.size() > options_.max_document_bytes) {
       line.status = 413;
       s = Status::ResourceExhausted(where + "the text has " + std::to_string(document_text.size()) +
                                     " bytes; the limit is " +
                                     std::to_string(options_.max_document_bytes));
+    } else if (s.ok() && metadata.size() > options_.max_metadata_bytes) {
+      line.status = 413;
+      s = Status::ResourceExhausted(where + "the metadata has " + std::to_string(metadata.size()) +
+                                    " bytes; the limit is " +
+                                    std::to_string(options_.max_metadata_bytes));
     }
     SignedDocument document;
     if (s.ok()) {
       document.id = line.id;
+      document.attachment = Attachment(document_text, metadata, options_);
       s = session.Sign(document_text, &document.signature);
       if (!s.ok()) s = s.WithContext("line " + std::to_string(number));
     }

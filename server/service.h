@@ -3,11 +3,11 @@
 // (server/http_server.h) carries requests to it; tests and the fuzz target call it directly.
 //
 // The API (doc/serve.md gives every field and error):
-//   POST   /v1/documents        {id, text}: check-and-insert in one atomic, durable step
+//   POST   /v1/documents        {id, text, metadata?}: check-and-insert in one atomic, durable step
 //                               (?insert=false only checks; ?on_duplicate=skip|store)
 //   POST   /v1/query            {text} or {simhash} or {sketch, bands}, limit?
 //   POST   /v1/compare          {a, b}: the two texts' signatures and similarity
-//   GET    /v1/documents/{id}   the stored signature
+//   GET    /v1/documents/{id}   the stored signature (and metadata, and text with store_text)
 //   DELETE /v1/documents/{id}
 //   POST   /v1/batch            NDJSON of {id, text} in, one answer line each, in order
 //   GET    /v1/stats, /healthz, /metrics (Prometheus text format)
@@ -44,6 +44,12 @@ struct ServiceOptions {
   size_t max_limit = 10000;
   // Documents of a batch signed and written together (one durable write each group).
   size_t batch_group = 256;
+  // Stored documents keep their text (GET /v1/documents/{id} gives it back), its first
+  // max_stored_text_bytes bytes (cut at a character boundary).
+  bool store_text = false;
+  size_t max_stored_text_bytes = size_t{64} << 10;
+  // The largest "metadata" of a document (any JSON value, kept as given, minified).
+  size_t max_metadata_bytes = size_t{64} << 10;
   // When non-empty, every request but /healthz must carry "Authorization: Bearer <token>".
   std::string token;
 };

@@ -282,6 +282,37 @@ TEST_P(ServiceTest, TokenLoadingHealthAndMetrics) {
             std::string::npos);
 }
 
+// Metadata is kept with every stored document, and the text with store_text (cut to its limit at a
+// character boundary); neither is kept for a document that is not stored.
+TEST_P(ServiceTest, MetadataAndStoredText) {
+  ServiceOptions options;
+  options.store_text = true;
+  options.max_stored_text_bytes = 10;
+  options.max_metadata_bytes = 40;
+  service_ = Open(options);
+  Response r = Call(Post("/v1/documents",
+                         "{\"id\":\"m\",\"text\":\"é123456789 and the rest of it\",\"metadata\":"
+                         "{\"url\": \"http://x/\", \"n\": [1, 2]}}"));
+  ASSERT_EQ(r.status, 200) << r.body;
+  const Response got = Call(Get("/v1/documents/m"));
+  EXPECT_NE(got.body.find(",\"text\":\"é12345678\",\"text_truncated\":true,\"metadata\":"
+                          "{\"url\":\"http://x/\",\"n\":[1,2]}}"),
+            std::string::npos)
+      << got.body;
+  const Response big = Call(Post("/v1/documents", "{\"id\":\"b\",\"text\":\"t\",\"metadata\":\"" +
+                                                      std::string(50, 'x') + "\"}"));
+  EXPECT_EQ(big.status, 413);
+  EXPECT_NE(big.body.find("the metadata has 52 bytes; the limit is 40"), std::string::npos)
+      << big.body;
+  // Without store_text only the metadata is kept.
+  service_ = Open(ServiceOptions());
+  ASSERT_EQ(Call(Post("/v1/documents", "{\"id\":\"p\",\"text\":\"plain\",\"metadata\":7}")).status,
+            200);
+  const Response plain = Call(Get("/v1/documents/p"));
+  EXPECT_NE(plain.body.find(",\"metadata\":7}"), std::string::npos) << plain.body;
+  EXPECT_EQ(plain.body.find("\"text\""), std::string::npos) << plain.body;
+}
+
 // 40 random words of group g's own.
 std::string GroupText(int g) {
   std::mt19937 rng(static_cast<uint32_t>(g) + 1);

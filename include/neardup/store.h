@@ -113,6 +113,9 @@ struct StoreStats {
 struct SignedDocument {
   std::string id;
   Signature signature;
+  // Bytes kept beside the document when it is stored (its text, metadata: the caller's format),
+  // written in the same batch; GetAttachment() reads them back. Empty: none.
+  std::string attachment;
 };
 
 // The outcome of one document of a batch.
@@ -155,7 +158,8 @@ class Store {
   Result<QueryAndInsertResult> QueryAndInsert(std::string_view id, std::string_view text,
                                               InsertPolicy policy);
   Result<QueryAndInsertResult> QueryAndInsertSigned(std::string_view id, const Signature& signature,
-                                                    InsertPolicy policy);
+                                                    InsertPolicy policy,
+                                                    std::string_view attachment = {});
 
   // QueryAndInsertSigned for each document in order, each query seeing the documents before it,
   // and every insert of the batch in one durable write (one sync). One result per document, in
@@ -174,6 +178,8 @@ class Store {
   // The stored signature of `id`, read from the database (an acknowledged write is there; one in
   // flight may not be yet). NotFound when there is none.
   Result<Signature> Get(std::string_view id) const;
+  // The attachment stored with `id` (empty when it has none). NotFound when no document has the id.
+  Result<std::string> GetAttachment(std::string_view id) const;
   // Every stored document, as OnlineIndex::ForEach (IOError or Corruption when one cannot be read).
   Status ForEach(const std::function<void(std::string_view, const Signature&)>& fn) const;
 

@@ -48,11 +48,17 @@ rocksdb::Options DatabaseOptions(bool create) {
 Status OpenDatabase(const std::string& dir, bool read_only, bool create, Database* database,
                     bool tables, uint64_t cache_bytes) {
   rocksdb::Options options = DatabaseOptions(create);
+  // A writable open makes the attachments' family when the store has none (stores made before it).
+  bool attachments = !read_only;
   if (!create) {
     std::vector<std::string> names;
     // A failure here (no store, a damaged MANIFEST) is reported by the open below.
-    if (rocksdb::DB::ListColumnFamilies(options, dir, &names).ok())
+    if (rocksdb::DB::ListColumnFamilies(options, dir, &names).ok()) {
       tables = std::find(names.begin(), names.end(), kTablesFamily) != names.end();
+      if (std::find(names.begin(), names.end(), kAttachmentsFamily) != names.end())
+        attachments = true;
+    }
+    if (!read_only) options.create_missing_column_families = true;
   }
   if (tables) {
     // The tables are read by queries: a block cache, every file's reader (and index block) open,
@@ -72,6 +78,7 @@ Status OpenDatabase(const std::string& dir, bool read_only, bool create, Databas
       {kDocumentsFamily, rocksdb::ColumnFamilyOptions(options)},
   };
   if (tables) families.push_back({kTablesFamily, rocksdb::ColumnFamilyOptions(options)});
+  if (attachments) families.push_back({kAttachmentsFamily, rocksdb::ColumnFamilyOptions(options)});
   rocksdb::DB* db = nullptr;
   const rocksdb::Status status =
       read_only ? rocksdb::DB::OpenForReadOnly(options, dir, families, &database->handles, &db)
@@ -82,6 +89,7 @@ Status OpenDatabase(const std::string& dir, bool read_only, bool create, Databas
   database->ids = database->handles[2];
   database->documents = database->handles[3];
   if (tables) database->tables = database->handles[4];
+  if (attachments) database->attachments = database->handles.back();
   return Status::OK();
 }
 

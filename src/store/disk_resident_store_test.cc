@@ -127,7 +127,7 @@ TEST_P(DiskResidentTest, AnswersAsBruteForceAndAsTheStoreInMemory) {
     } else if (kind < 7) {  // a batch, ids repeating inside it too
       std::vector<SignedDocument> batch;
       for (int i = static_cast<int>(rng() % 8); i >= 0; --i)
-        batch.push_back({"doc" + std::to_string(rng() % 400), random_signature()});
+        batch.push_back({"doc" + std::to_string(rng() % 400), random_signature(), {}});
       const InsertPolicy policy = rng() % 2 ? InsertPolicy::kAlways : InsertPolicy::kIfNew;
       auto a = disk->QueryAndInsertBatch(batch, policy);
       auto b = memory->QueryAndInsertBatch(batch, policy);
@@ -254,8 +254,9 @@ TEST(DiskResidentStoreTest, BadCallsAreErrorsThatChangeNothing) {
   accurate_shaped.band_keys.resize(20);
   EXPECT_EQ(store->InsertSigned("b", accurate_shaped).code(), Status::Code::kInvalidArgument);
   EXPECT_EQ(store->QuerySigned(accurate_shaped).status().code(), Status::Code::kInvalidArgument);
-  const std::vector<SignedDocument> batch = {
-      {"", Signature()}, {"c", accurate_shaped}, {"d", *store->signer().Sign("a good one")}};
+  const std::vector<SignedDocument> batch = {{"", Signature(), {}},
+                                             {"c", accurate_shaped, {}},
+                                             {"d", *store->signer().Sign("a good one"), {}}};
   auto results = store->QueryAndInsertBatch(batch, InsertPolicy::kAlways);
   ASSERT_TRUE(results.ok()) << results.status().ToString();
   EXPECT_EQ((*results)[0].status.code(), Status::Code::kInvalidArgument);

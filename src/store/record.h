@@ -25,6 +25,9 @@ inline constexpr const char* kIdsFamily = "ids";
 inline constexpr const char* kDocumentsFamily = "documents";
 // Disk-resident stores only: the SimHash tables (store/simhash_tables.h).
 inline constexpr const char* kTablesFamily = "tables";
+// Row -> the document's attachment (opaque bytes the caller stores beside it; none: no key). Made
+// in a store that lacks it at its first writable open.
+inline constexpr const char* kAttachmentsFamily = "attachments";
 inline constexpr std::string_view kFormatVersionKey = "format_version";
 inline constexpr std::string_view kSettingsKey = "settings";
 inline constexpr std::string_view kNextRowKey = "next_row";

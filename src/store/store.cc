@@ -145,6 +145,7 @@ Store::PendingWrite Store::ApplyGroup(std::span<Writer* const> group) {
       if (!writer->status.ok()) continue;
       if (put.ok()) put = batch.Delete(rocks.ids, id);
       if (put.ok()) put = batch.Delete(rocks.documents, store::RowKey(*row));
+      if (put.ok()) put = batch.Delete(rocks.attachments, store::RowKey(*row));
       if (put.ok() && disk != nullptr) put = disk->DeleteEntries(&batch, *row, *signature);
       rows.erase(id);
       undo.push_back({true, id, std::move(*signature)});
@@ -173,6 +174,8 @@ Store::PendingWrite Store::ApplyGroup(std::span<Writer* const> group) {
                         store::EncodeDocument(document.id, document.signature, stamp));
       }
       if (put.ok()) put = batch.Put(rocks.ids, document.id, store::EncodeFixed64(row));
+      if (put.ok() && !document.attachment.empty())
+        put = batch.Put(rocks.attachments, store::RowKey(row), document.attachment);
       if (put.ok() && disk != nullptr) put = disk->PutEntries(&batch, row, document.signature);
       rows[document.id] = row;
       undo.push_back({false, document.id, {}});
@@ -236,8 +239,8 @@ Status Store::Insert(std::string_view id, std::string_view text) {
 
 Status Store::InsertSigned(std::string_view id, const Signature& signature) {
   StoreInsertResult result;
-  return Insert(SignedDocument{std::string(id), signature}, /*query=*/false, InsertPolicy::kAlways,
-                &result);
+  return Insert(SignedDocument{std::string(id), signature, {}}, /*query=*/false,
+                InsertPolicy::kAlways, &result);
 }
 
 Status Store::Remove(std::string_view id) {
@@ -255,10 +258,12 @@ Result<QueryAndInsertResult> Store::QueryAndInsert(std::string_view id, std::str
 
 Result<QueryAndInsertResult> Store::QueryAndInsertSigned(std::string_view id,
                                                          const Signature& signature,
-                                                         InsertPolicy policy) {
+                                                         InsertPolicy policy,
+                                                         std::string_view attachment) {
   StoreInsertResult result;
   NEARDUP_RETURN_IF_ERROR(
-      Insert(SignedDocument{std::string(id), signature}, /*query=*/true, policy, &result));
+      Insert(SignedDocument{std::string(id), signature, std::string(attachment)},
+             /*query=*/true, policy, &result));
   return QueryAndInsertResult{std::move(result.matches), result.inserted};
 }
 
@@ -315,6 +320,22 @@ Result<Signature> Store::Get(std::string_view id) const {
                             signer().sketch_bytes(), signer().bands(), &document);
   if (!decoded.ok()) return decoded.WithContext(path_ + ": row " + std::to_string(**row));
   return std::move(document.signature);
+}
+
+Result<std::string> Store::GetAttachment(std::string_view id) const {
+  const store::Database& rocks = db_->rocks;
+  auto row = store::ReadRowOfId(rocks, path_, id);
+  if (!row.ok()) return row.status();
+  if (!row->has_value())
+    return Status::NotFound("no document with id '" + online_internal::PrintableId(id) + "'");
+  std::string value;
+  if (rocks.attachments == nullptr) return value;
+  const rocksdb::Status got =
+      rocks.db->Get(rocksdb::ReadOptions(), rocks.attachments, store::RowKey(**row), &value);
+  if (got.IsNotFound()) return std::string();
+  if (!got.ok())
+    return store::ToStatus(got, path_, "read the attachment of row " + std::to_string(**row));
+  return value;
 }
 
 Status Store::ForEach(const std::function<void(std::string_view, const Signature&)>& fn) const {

@@ -84,7 +84,7 @@ TEST(StoreCrashWriter, Write) {
     std::vector<SignedDocument> batch;
     for (int i = 0; i < 32; ++i) {
       const std::string id = "r" + round + "-b" + std::to_string(b * 32 + i);
-      batch.push_back({id, *(*store)->signer().Sign(TextOf(id))});
+      batch.push_back({id, *(*store)->signer().Sign(TextOf(id)), {}});
     }
     auto results = (*store)->QueryAndInsertBatch(batch, InsertPolicy::kAlways);
     ASSERT_TRUE(results.ok()) << results.status().ToString();

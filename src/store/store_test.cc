@@ -203,6 +203,37 @@ TEST(StoreTest, SecondOpenInAnotherProcessIsRefused) {
             std::string::npos);
 }
 
+// Attachments are written with their document, read back after a reopen, and go with a remove.
+TEST(StoreTest, AttachmentsAreKeptWithTheirDocument) {
+  neardup::testing::TempDir temp;
+  const std::string dir = temp.Path("store");
+  const std::string binary("text\0with a zero byte", 21);
+  {
+    auto store = MustOpen(dir, StoreOptions());
+    const Signature a = *store->signer().Sign("the first document of the attachment test");
+    ASSERT_TRUE(store->QueryAndInsertSigned("a", a, InsertPolicy::kIfNew, "{\"text\":1}").ok());
+    // A near-duplicate that is not stored keeps no attachment.
+    auto skipped = store->QueryAndInsertSigned("a2", a, InsertPolicy::kIfNew, "lost");
+    ASSERT_TRUE(skipped.ok());
+    EXPECT_FALSE(skipped->inserted);
+    std::vector<SignedDocument> batch = {
+        {"b", *store->signer().Sign("a second document, quite another text"), binary},
+        {"c", *store->signer().Sign("and a third one without anything beside it"), {}}};
+    ASSERT_TRUE(store->InsertBatch(batch).ok());
+    EXPECT_EQ(*store->GetAttachment("a"), "{\"text\":1}");
+    EXPECT_EQ(store->GetAttachment("a2").status().code(), Status::Code::kNotFound);
+  }
+  auto store = MustOpen(dir, StoreOptions());
+  EXPECT_EQ(*store->GetAttachment("a"), "{\"text\":1}");
+  EXPECT_EQ(*store->GetAttachment("b"), binary);
+  EXPECT_EQ(*store->GetAttachment("c"), "");
+  ASSERT_TRUE(store->Remove("b").ok());
+  EXPECT_EQ(store->GetAttachment("b").status().code(), Status::Code::kNotFound);
+  // The id comes back without the old attachment.
+  ASSERT_TRUE(store->InsertSigned("b", *store->signer().Sign("b again, another text")).ok());
+  EXPECT_EQ(*store->GetAttachment("b"), "");
+}
+
 // The log's last record cut at every byte (as a crash in the middle of its write leaves it): the
 // store opens, holds every document before that record whole, and the last one only when the cut is
 // at its end. The copies are taken while the store is open, as a crash would leave its files.
@@ -386,7 +417,7 @@ TEST(StoreTest, ConcurrentQueryAndInsertKeepsOneOfEachPair) {
     for (int i = 0; i < 50; ++i) {
       const std::string text =
           "batch document number " + std::to_string(i) + " zz" + std::to_string(i * 7919) + " qq";
-      batch.push_back({"batch-" + std::to_string(i), *store->signer().Sign(text)});
+      batch.push_back({"batch-" + std::to_string(i), *store->signer().Sign(text), {}});
     }
     auto results = store->InsertBatch(batch);
     writers.join();
@@ -443,7 +474,8 @@ TEST(StoreTest, BatchQueriesSeeEarlierDocumentsOfTheBatch) {
   auto store = MustOpen(temp.Path("store"), StoreOptions());
   const std::string text = "the same text twice in one batch of documents, word for word the same";
   const Signature signature = *store->signer().Sign(text);
-  std::vector<SignedDocument> batch = {{"a", signature}, {"b", signature}, {"a", signature}};
+  std::vector<SignedDocument> batch = {
+      {"a", signature, {}}, {"b", signature, {}}, {"a", signature, {}}};
   auto results = store->QueryAndInsertBatch(batch, InsertPolicy::kAlways);
   ASSERT_TRUE(results.ok());
   EXPECT_TRUE((*results)[0].inserted);

@@ -63,6 +63,9 @@ call "compare" POST /v1/compare '{"a":"one two three four five six","b":"one two
 call "odd id" POST /v1/documents '{"id":"x/y z","text":"a document whose id needs encoding in a path"}' 200 '"stored":true'
 call "get encoded" GET '/v1/documents/x%2Fy%20z' "" 200 '{"id":"x/y z","simhash":"'
 call "get" GET /v1/documents/a "" 200 '"sketch":"'
+call "metadata" POST /v1/documents '{"id":"m1","text":"a document with metadata beside it","metadata":{"url":"http://x/1", "n": 2}}' 200 '"stored":true'
+call "metadata back" GET /v1/documents/m1 "" 200 ',"metadata":{"url":"http://x/1","n":2}}'
+call "delete m1" DELETE /v1/documents/m1 "" 200 '"removed":true'
 call "missing" GET /v1/documents/none "" 404 '{"error":"not_found","message":"no document with id '"'"'none'"'"'"}'
 call "malformed" POST /v1/documents '{"id":' 400 '{"error":"bad_request","message":"malformed JSON'
 call "missing field" POST /v1/documents '{"id":"q"}' 400 'missing field \"text\"'
@@ -112,11 +115,13 @@ stop
 
 # The body limit, and the token.
 printf 's3cret\n' >"$T/token"
-start "$T/token.store" --token-file "$T/token" --max-body-bytes 100 --method simhash
+start "$T/token.store" --token-file "$T/token" --max-body-bytes 100 --method simhash --store-text
 call "no token" POST /v1/query '{"text":"x"}' 401 '"error":"unauthorized"'
 call "wrong token" POST /v1/query '{"text":"x"}' 401 '"error":"unauthorized"' -H 'Authorization: Bearer s3cre'
 call "token" POST /v1/query '{"text":"x"}' 200 '{"matches":[]' -H 'Authorization: Bearer s3cret'
 call "health needs no token" GET /healthz "" 200 '"status":"ready"'
+call "text kept" POST /v1/documents '{"id":"t","text":"kept text"}' 200 '"stored":true' -H 'Authorization: Bearer s3cret'
+call "text back" GET /v1/documents/t "" 200 '"text":"kept text"}' -H 'Authorization: Bearer s3cret'
 call "too large" POST /v1/documents "{\"id\":\"big\",\"text\":\"$(head -c 200 /dev/zero | tr '\0' a)\"}" 413 \
   '"error":"too_large"' -H 'Authorization: Bearer s3cret'
 stop

@@ -12,7 +12,8 @@ import { chromium } from "playwright-core";
 
 const [neardup, screenshot] = process.argv.slice(2);
 const work = mkdtempSync(join(tmpdir(), "neardup-web-"));
-const server = spawn(neardup, ["serve", "--data", join(work, "store"), "--listen", "127.0.0.1:0"],
+const server = spawn(neardup, ["serve", "--data", join(work, "store"), "--listen", "127.0.0.1:0",
+                               "--store-text"],
                      { stdio: ["ignore", "ignore", "pipe"] });
 let failures = 0;
 let browser;
@@ -63,6 +64,13 @@ try {
     assert.equal(cells[0], "redis-post");
     assert.match(cells[1], /^\d+\.\d%$/);
     assert.equal(await page.textContent("#verdict-text"), "not stored");
+  });
+  await check("the stored match side by side", async () => {
+    await page.click("#matches .side-by-side");
+    await page.waitForSelector("#compare-result:not([hidden])");
+    assert.equal(await page.inputValue("#b"), original);
+    assert.equal(await page.textContent("#compare-verdict"), "near-duplicates");
+    await page.click("nav button[data-tab=check]");
   });
   await check("an error is shown", async () => {
     await page.fill("#doc-id", "redis-post");
