@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <thread>
 #include <utility>
 
 namespace neardup::online_internal {
@@ -150,13 +151,13 @@ size_t BandTables::Run::memory_bytes() const {
   return bytes.capacity() + directory.capacity() * sizeof(uint32_t);
 }
 
-void BandTables::SortByKey(std::vector<uint64_t>* values) {
+void BandTables::SortByKey(std::vector<uint64_t>* values, std::vector<uint64_t>* scratch) {
   // LSD radix sort on bits 32..63 in passes of 11, 11 and 10 bits; stable, so rows (added in
   // increasing order) stay ascending within a key.
   const size_t n = values->size();
-  scratch_.resize(n);
+  scratch->resize(n);
   uint64_t* from = values->data();
-  uint64_t* to = scratch_.data();
+  uint64_t* to = scratch->data();
   constexpr int kShifts[3] = {32, 43, 54};
   for (int shift : kShifts) {
     uint32_t counts[2048] = {};
@@ -167,8 +168,8 @@ void BandTables::SortByKey(std::vector<uint64_t>* values) {
     for (size_t i = 0; i < n; ++i) to[counts[(from[i] >> shift) & mask]++] = from[i];
     std::swap(from, to);
   }
-  // Three passes: the sorted values are in scratch_.
-  values->swap(scratch_);
+  // Three passes: the sorted values are in *scratch.
+  values->swap(*scratch);
 }
 
 void BandTables::Merge(const RowBits& removed) {
@@ -184,7 +185,7 @@ void BandTables::Merge(const RowBits& removed) {
       if (buffer_present_[index] == 0 || removed.Contains(row)) continue;
       fresh_.push_back(uint64_t{buffer_keys_[index * bands_ + j]} << 32 | row);
     }
-    SortByKey(&fresh_);
+    SortByKey(&fresh_, &scratch_);
     band.main.MergeIn(fresh_, purge ? &removed : nullptr);
     std::fill(band.slots.begin(), band.slots.end(),
               uint64_t{kNone});  // keeps its size for the next buffer
@@ -203,21 +204,29 @@ void BandTables::Merge(const RowBits& removed) {
 void BandTables::AddAll(uint32_t first_row, std::span<const uint32_t> keys,
                         std::span<const uint8_t> present, const RowBits& removed) {
   if (buffer_started_) Merge(removed);
-  size_t main_rows = main_rows_;
-  for (size_t j = 0; j < bands_; ++j) {
-    fresh_.clear();
-    for (size_t i = 0; i < present.size(); ++i) {
-      if (present[i] == 0) continue;
-      fresh_.push_back(uint64_t{keys[i * bands_ + j]} << 32 | (first_row + i));
+  // The bands are independent: a large load sorts and merges half of them on a second thread.
+  // Each thread has its own scratch, as large as the load, and frees it at the end (not kept for
+  // the merges of single inserts).
+  auto load_bands = [&](size_t first_band, size_t step) {
+    std::vector<uint64_t> fresh, scratch;
+    for (size_t j = first_band; j < bands_; j += step) {
+      fresh.clear();
+      for (size_t i = 0; i < present.size(); ++i) {
+        if (present[i] == 0) continue;
+        fresh.push_back(uint64_t{keys[i * bands_ + j]} << 32 | (first_row + i));
+      }
+      SortByKey(&fresh, &scratch);
+      tables_[j].main.MergeIn(fresh, nullptr);
     }
-    SortByKey(&fresh_);
-    tables_[j].main.MergeIn(fresh_, nullptr);
-    main_rows = tables_[j].main.count;
+  };
+  if (present.size() >= 65536 && bands_ > 1) {
+    std::thread helper(load_bands, 1, 2);
+    load_bands(0, 2);
+    helper.join();
+  } else {
+    load_bands(0, 1);
   }
-  main_rows_ = main_rows;
-  // A load's scratch is as large as the load: not kept for the merges of single inserts.
-  std::vector<uint64_t>().swap(fresh_);
-  std::vector<uint64_t>().swap(scratch_);
+  if (bands_ > 0) main_rows_ = tables_[0].main.count;
 }
 
 void BandTables::KeysOfAll(std::span<uint32_t> keys) const {

@@ -167,8 +167,8 @@ class BandTables {
     return static_cast<size_t>((static_cast<Wide>(h) * slots) >> 64);
   }
   void GrowSlots(Band* band);
-  // Sorts `values` by their top 32 bits, stably, using scratch_ (as large as values).
-  void SortByKey(std::vector<uint64_t>* values);
+  // Sorts `values` by their top 32 bits, stably, using *scratch (made as large as values).
+  static void SortByKey(std::vector<uint64_t>* values, std::vector<uint64_t>* scratch);
 
   const size_t bands_;
   const size_t min_merge_rows_;

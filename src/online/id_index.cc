@@ -48,6 +48,17 @@ std::optional<uint32_t> IdIndex::Find(std::string_view key) const {
   }
 }
 
+std::optional<IdIndex::Placement> IdIndex::PlaceFor(std::string_view key) {
+  if ((linked_ + 1) * 5 > slots_.size() * 4) Rehash(std::max<size_t>(64, slots_.size() * 2));
+  const uint32_t tag = Tag(key);
+  for (size_t s = Home(tag);; s = Next(s)) {
+    const uint64_t slot = slots_[s];
+    const uint32_t row = RowOf(slot);
+    if (row == kEmpty) return Placement{tag, s};
+    if (TagOf(slot) == tag && id(row) == key) return std::nullopt;
+  }
+}
+
 void IdIndex::Unlink(uint32_t row) {
   size_t hole = Home(Tag(id(row)));
   while (RowOf(slots_[hole]) != row) hole = Next(hole);

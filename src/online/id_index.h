@@ -35,6 +35,22 @@ class IdIndex {
   void Unlink(uint32_t row);
   std::optional<uint32_t> Find(std::string_view id) const;
 
+  // A load's one probe per id instead of Find's and Link's: where `id` would be linked (the empty
+  // slot that ends its probe run), or nullopt when it is findable already. The table may grow
+  // first. AppendAt then appends it as the next row and links it there; nothing may change the
+  // table in between.
+  struct Placement {
+    uint32_t tag;
+    size_t slot;
+  };
+  std::optional<Placement> PlaceFor(std::string_view id);
+  void AppendAt(std::string_view id, const Placement& placement) {
+    const auto row = static_cast<uint32_t>(rows());
+    Append(id);
+    slots_[placement.slot] = Slot(placement.tag, row);
+    ++linked_;
+  }
+
   std::string_view id(uint32_t row) const {
     return std::string_view(bytes_).substr(offsets_[row], offsets_[row + 1] - offsets_[row]);
   }

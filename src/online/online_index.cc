@@ -93,12 +93,19 @@ class OnlineIndexImpl final : public OnlineIndex {
       if (!*more) break;
       status = CheckId(id);
       if (status.ok()) status = CheckSignature(signature);
-      if (status.ok()) status = CheckNewRowLocked(id);
+      std::optional<IdIndex::Placement> placement;
+      if (status.ok() && simhashes_.size() >= kMaxRows)
+        status = Status::ResourceExhausted("the index holds 2^32 - 2 inserts");
+      if (status.ok()) {
+        placement = ids_.PlaceFor(id);
+        if (!placement)
+          status = Status::FailedPrecondition("id '" + PrintableId(id) + "' is already stored");
+      }
       if (!status.ok()) {
         status = status.WithContext("document " + std::to_string(number + 1) + " of the load");
         break;
       }
-      status = AppendRowLocked(id, signature);
+      status = AppendRowLocked(id, signature, &*placement);
       if (!status.ok()) break;
       if (accurate_) {
         present.push_back(signature.empty ? 0 : 1);
@@ -277,8 +284,10 @@ class OnlineIndexImpl final : public OnlineIndex {
   }
 
   // Stores the next row: its id, fingerprint, and sketch (kAccurate) or table entry (kSimhash). The
-  // band keys are the caller's to add. The id is new and there is room for the row.
-  Status AppendRowLocked(std::string_view id, const Signature& signature) {
+  // band keys are the caller's to add. The id is new and there is room for the row; `placement`,
+  // when given, is where PlaceFor() found the id's slot.
+  Status AppendRowLocked(std::string_view id, const Signature& signature,
+                         const IdIndex::Placement* placement = nullptr) {
     const auto row = static_cast<uint32_t>(simhashes_.size());
     if (signature.empty) {
       empty_.Add(row);
@@ -289,8 +298,12 @@ class OnlineIndexImpl final : public OnlineIndex {
       NEARDUP_RETURN_IF_ERROR(simhash_index_->Insert(row, signature.simhash));
     }
     simhashes_.push_back(signature.simhash);
-    ids_.Append(id);
-    ids_.Link(row);
+    if (placement != nullptr) {
+      ids_.AppendAt(id, *placement);
+    } else {
+      ids_.Append(id);
+      ids_.Link(row);
+    }
     ++live_;
     ++inserts_;
     return Status::OK();
