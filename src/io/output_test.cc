@@ -313,9 +313,11 @@ TEST(OutputSetTest, ACommitIsAllOrNothing) {
     auto b = set.Add(large, "large");
     ASSERT_TRUE(a.ok() && b.ok());
     ASSERT_TRUE(set.OpenAll().ok());
-    (*a)->Write("new small\n");
-    (*b)->Write(std::string(3 * OutputFile::kBlockBytes, 'L'));  // over the limit below
+    // The limit comes first: the output layer may write a full block while Write() returns, on a
+    // thread of its own, so a limit set after the writes would miss the blocks already written.
     FileSizeLimit limit(OutputFile::kBlockBytes);
+    (*a)->Write("new small\n");
+    (*b)->Write(std::string(3 * OutputFile::kBlockBytes, 'L'));  // over the limit
     const Status status = set.CommitAll();
     EXPECT_EQ(status.code(), Status::Code::kIOError);
     EXPECT_NE(status.message().find("large.txt: write failed: File too large"), std::string::npos)
