@@ -314,23 +314,33 @@ void AppendAnswer(std::string_view id, const std::vector<OnlineMatch>& matches, 
 // ---- Metrics ----
 
 void Metrics::Record(std::string_view endpoint, int status, double seconds) {
-  std::lock_guard lock(mutex_);
-  Series& s = series_[{std::string(endpoint), status}];
-  ++s.count;
-  s.sum += seconds;
-  for (size_t b = 0; b < std::size(kBuckets); ++b) {
-    if (seconds <= kBuckets[b]) ++s.buckets[b];
+  const std::pair<std::string, int> key(endpoint, status);
+  auto add = [&](Series& s) {
+    s.count.fetch_add(1, std::memory_order_relaxed);
+    s.nanoseconds.fetch_add(static_cast<uint64_t>(seconds * 1e9), std::memory_order_relaxed);
+    for (size_t b = 0; b < std::size(kBuckets); ++b) {
+      if (seconds <= kBuckets[b]) s.buckets[b].fetch_add(1, std::memory_order_relaxed);
+    }
+  };
+  {
+    std::shared_lock lock(mutex_);
+    if (auto it = series_.find(key); it != series_.end()) {
+      add(it->second);
+      return;
+    }
   }
+  std::unique_lock lock(mutex_);
+  add(series_.try_emplace(key).first->second);
 }
 
 void Metrics::AppendText(std::string* out) const {
-  std::lock_guard lock(mutex_);
+  std::shared_lock lock(mutex_);
   out->append(
       "# HELP neardup_requests_total Requests answered, by endpoint and status.\n"
       "# TYPE neardup_requests_total counter\n");
   for (const auto& [key, s] : series_) {
     out->append("neardup_requests_total{endpoint=\"" + key.first + "\",status=\"" +
-                std::to_string(key.second) + "\"} " + std::to_string(s.count) + "\n");
+                std::to_string(key.second) + "\"} " + std::to_string(s.count.load()) + "\n");
   }
   out->append(
       "# HELP neardup_request_duration_seconds Time from a request's arrival to its answer.\n"
@@ -342,15 +352,15 @@ void Metrics::AppendText(std::string* out) const {
       std::string bound;
       AppendNumber(kBuckets[b], &bound);
       out->append("neardup_request_duration_seconds_bucket{" + labels + ",le=\"" + bound + "\"} " +
-                  std::to_string(s.buckets[b]) + "\n");
+                  std::to_string(s.buckets[b].load()) + "\n");
     }
     out->append("neardup_request_duration_seconds_bucket{" + labels + ",le=\"+Inf\"} " +
-                std::to_string(s.count) + "\n");
+                std::to_string(s.count.load()) + "\n");
     std::string sum;
-    AppendNumber(s.sum, &sum);
+    AppendNumber(static_cast<double>(s.nanoseconds.load()) / 1e9, &sum);
     out->append("neardup_request_duration_seconds_sum{" + labels + "} " + sum + "\n");
     out->append("neardup_request_duration_seconds_count{" + labels + "} " +
-                std::to_string(s.count) + "\n");
+                std::to_string(s.count.load()) + "\n");
   }
 }
 

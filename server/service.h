@@ -28,6 +28,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <shared_mutex>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -74,18 +75,20 @@ class Metrics {
   // Latency buckets' upper bounds in seconds.
   static constexpr double kBuckets[] = {0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005,
                                         0.01,   0.025,   0.05,   0.1,   0.25,   1.0};
+  // Counts a request: atomic counters, under a shared lock (an exclusive one only for the first
+  // request of an endpoint and status), so that concurrent requests do not wait for each other.
   void Record(std::string_view endpoint, int status, double seconds);
   // Appends the Prometheus text of the counters and histograms.
   void AppendText(std::string* out) const;
 
  private:
   struct Series {
-    uint64_t count = 0;
-    double sum = 0;
-    uint64_t buckets[std::size(kBuckets)] = {};
+    std::atomic<uint64_t> count{0};
+    std::atomic<uint64_t> nanoseconds{0};
+    std::atomic<uint64_t> buckets[std::size(kBuckets)] = {};
   };
-  mutable std::mutex mutex_;
-  std::map<std::pair<std::string, int>, Series> series_;
+  mutable std::shared_mutex mutex_;
+  std::map<std::pair<std::string, int>, Series, std::less<>> series_;
 };
 
 class Service {

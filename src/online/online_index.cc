@@ -230,8 +230,10 @@ class OnlineIndexImpl final : public OnlineIndex {
     if (sketches_ != nullptr) stats.memory_bytes += sketches_->memory_bytes();
     if (accurate_) stats.memory_bytes += bands_->memory_bytes();
     if (simhash_index_ != nullptr) stats.memory_bytes += simhash_index_->Stats().memory_bytes;
-    std::lock_guard stats_lock(stats_mutex_);
-    stats.queries = query_stats_;
+    stats.queries.queries = query_counts_[0].load(std::memory_order_relaxed);
+    stats.queries.lookups = query_counts_[1].load(std::memory_order_relaxed);
+    stats.queries.candidates = query_counts_[2].load(std::memory_order_relaxed);
+    stats.queries.matches = query_counts_[3].load(std::memory_order_relaxed);
     return stats;
   }
 
@@ -360,9 +362,12 @@ class OnlineIndexImpl final : public OnlineIndex {
     return out;
   }
 
+  // Counters, not a lock: every query adds to them, from many threads at once.
   void RecordStats(const OnlineQueryStats& stats) const {
-    std::lock_guard lock(stats_mutex_);
-    query_stats_ += stats;
+    query_counts_[0].fetch_add(stats.queries, std::memory_order_relaxed);
+    query_counts_[1].fetch_add(stats.lookups, std::memory_order_relaxed);
+    query_counts_[2].fetch_add(stats.candidates, std::memory_order_relaxed);
+    query_counts_[3].fetch_add(stats.matches, std::memory_order_relaxed);
   }
 
   const std::unique_ptr<DocumentSigner> signer_;
@@ -379,8 +384,8 @@ class OnlineIndexImpl final : public OnlineIndex {
   RowBits empty_;
   uint64_t live_ = 0, empty_live_ = 0, inserts_ = 0, removes_ = 0;
 
-  mutable std::mutex stats_mutex_;
-  mutable OnlineQueryStats query_stats_;
+  // OnlineQueryStats' queries, lookups, candidates, matches.
+  mutable std::atomic<uint64_t> query_counts_[4] = {};
 };
 
 }  // namespace

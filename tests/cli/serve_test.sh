@@ -115,13 +115,25 @@ stop
 
 # The body limit, and the token.
 printf 's3cret\n' >"$T/token"
-start "$T/token.store" --token-file "$T/token" --max-body-bytes 100 --method simhash --store-text
+start "$T/token.store" --token-file "$T/token" --max-body-bytes 100 --method simhash --store-text \
+  --timeout 1 --keep-alive 1
 call "no token" POST /v1/query '{"text":"x"}' 401 '"error":"unauthorized"'
 call "wrong token" POST /v1/query '{"text":"x"}' 401 '"error":"unauthorized"' -H 'Authorization: Bearer s3cre'
 call "token" POST /v1/query '{"text":"x"}' 200 '{"matches":[]' -H 'Authorization: Bearer s3cret'
 call "health needs no token" GET /healthz "" 200 '"status":"ready"'
 call "text kept" POST /v1/documents '{"id":"t","text":"kept text"}' 200 '"stored":true' -H 'Authorization: Bearer s3cret'
 call "text back" GET /v1/documents/t "" 200 '"text":"kept text"}' -H 'Authorization: Bearer s3cret'
+# A client that stops in the middle of its body is dropped after --timeout (1 s), and an idle
+# keep-alive connection is closed after --keep-alive (1 s); the server answers the others meanwhile.
+exec 4<>"/dev/tcp/127.0.0.1/$port"
+printf 'POST /v1/query HTTP/1.1\r\nHost: x\r\nContent-Length: 50\r\n\r\n{"te' >&4
+call "answers while one is slow" GET /healthz "" 200 '"status":"ready"'
+if timeout 5 cat <&4 >/dev/null; then ok; else fail "slow client dropped" "still open after 5 s"; fi
+exec 4<&-
+exec 4<>"/dev/tcp/127.0.0.1/$port"
+printf 'GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n' >&4
+if timeout 5 cat <&4 >"$T/out" && grep -q '"status":"ready"' "$T/out"; then ok; else fail "idle keep-alive closed" "$(cat "$T/out")"; fi
+exec 4<&-
 call "too large" POST /v1/documents "{\"id\":\"big\",\"text\":\"$(head -c 200 /dev/zero | tr '\0' a)\"}" 413 \
   '"error":"too_large"' -H 'Authorization: Bearer s3cret'
 stop
