@@ -21,12 +21,16 @@ import threading
 import time
 
 
+RUNNING = []  # every server started, stopped at the end whatever happens
+
+
 def start(neardup, data, method, fsync):
     """Starts a server on a free port; returns (process, port) once it answers as ready."""
     process = subprocess.Popen(
         [neardup, "serve", "--data", data, "--listen", "127.0.0.1:0", "--method", method,
          "--fsync", fsync],
         stderr=subprocess.PIPE, text=True)
+    RUNNING.append(process)
     port = None
     deadline = time.time() + 60
     while time.time() < deadline:
@@ -147,6 +151,10 @@ def main():
         print("%d kills, %d documents acknowledged, %d stored, %d failures"
               % (args.kills, len(acknowledged), stats["documents"], failures))
     finally:
+        for process in RUNNING:
+            if process.poll() is None:
+                process.kill()
+                process.wait()
         shutil.rmtree(work, ignore_errors=True)
     return 1 if failures else 0
 
