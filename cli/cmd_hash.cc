@@ -1,8 +1,10 @@
 // neardup hash: the fingerprint of every document.
 #include <memory>
+#include <optional>
 
 #include "cli/commands.h"
 #include "cli/common.h"
+#include "neardup/method.h"
 #include "neardup/simhash.h"
 
 namespace neardup::cli {
@@ -14,7 +16,69 @@ struct HashFlags {
   bool json = false;
   bool explain = false;
   size_t top = 10;
+  bool sketch = false;  // --sketch: the default method's sketch and band keys
+  std::optional<double> threshold;
 };
+
+// --sketch: each document signed whole by the default (accurate) method, as a store of that method
+// signs it, so that `neardup serve` can be queried with the result.
+class SketchSink final : public DocumentSink {
+ public:
+  SketchSink(const HashFlags& flags, const DocumentSigner& signer, Output* out)
+      : flags_(flags), session_(signer), out_(out) {}
+
+  Status Begin(std::string_view id) override {
+    id_.assign(id);
+    text_.clear();
+    return Status::OK();
+  }
+  Status Piece(std::string_view text) override {
+    text_.append(text);
+    return Status::OK();
+  }
+  Status End() override {
+    NEARDUP_RETURN_IF_ERROR(session_.Sign(text_, &signature_));
+    std::string& out = out_->buffer();
+    if (flags_.json) {
+      out.append("{\"id\":");
+      AppendJsonString(id_, &out);
+      out.append(",\"sketch\":\"");
+      AppendHexBytes(signature_.sketch, &out);
+      out.append("\",\"bands\":\"");
+      AppendHexBands(signature_.band_keys, &out);
+      out.append("\"");
+      if (signature_.empty) out.append(",\"empty\":true");
+      out.append("}\n");
+    } else {
+      AppendTsvField(id_, &out);
+      out.push_back('\t');
+      AppendHexBytes(signature_.sketch, &out);
+      out.push_back('\t');
+      AppendHexBands(signature_.band_keys, &out);
+      out.push_back('\n');
+    }
+    return out_->MaybeFlush();
+  }
+
+ private:
+  const HashFlags& flags_;
+  DocumentSigner::Session session_;
+  Output* out_;
+  std::string id_, text_;
+  Signature signature_;
+};
+
+int RunSketch(const HashFlags& flags) {
+  if (flags.explain) return ReportError("hash", UsageError("--explain does not go with --sketch"));
+  MethodOptions method;
+  method.method = DedupMethod::kAccurate;
+  if (flags.threshold) method.threshold = *flags.threshold;
+  auto signer = DocumentSigner::Create(method);
+  if (!signer.ok()) return ReportError("hash", signer.status());
+  Output out;
+  SketchSink sink(flags, **signer, &out);
+  return FinishCommand("hash", &out, ForEachDocument(flags.input, &sink));
+}
 
 void AppendFeatures(const std::vector<WeightedFeature>& features, std::string* out) {
   out->push_back('[');
@@ -75,6 +139,7 @@ class HashSink final : public DocumentSink {
 };
 
 int RunHash(const HashFlags& flags) {
+  if (flags.sketch) return RunSketch(flags);
   if (flags.explain && !flags.json) {
     return ReportError("hash",
                        UsageError("--explain adds the features to the JSON output: it needs "
@@ -101,15 +166,32 @@ void AddHashCommand(CLI::App* app, int* exit_code) {
       "id\n"
       "are named by their line: 12, or path:12 with several inputs (`neardup index build` takes "
       "both).\n"
+      "--sketch: the default (accurate) method's signature instead, as its stores sign documents:\n"
+      "id<TAB>sketch<TAB>band keys (hex), or {\"id\", \"sketch\", \"bands\"} with --json; what\n"
+      "`neardup serve`'s POST /v1/query takes as {\"sketch\", \"bands\"}.\n"
       "Example:\n"
       "  printf 'the quick brown fox\\nthe quick brown fox!\\n' | neardup hash\n"
       "  neardup hash --jsonl --id-field url --json --explain pages.jsonl");
   AddInputFlags(command, &flags->input);
+  const size_t before_fingerprint = command->get_options().size();
   AddFingerprintFlags(command, &flags->fingerprint);
+  const std::vector<CLI::Option*> options = command->get_options();
+  const std::vector<CLI::Option*> fingerprint_options(
+      options.begin() + static_cast<std::ptrdiff_t>(before_fingerprint), options.end());
   command->add_flag("--json", flags->json, "Write JSON Lines: {\"id\", \"simhash\"}");
   command->add_flag("--explain", flags->explain,
                     "With --json: add the features with the largest weights");
   command->add_option("--top", flags->top, "Features listed by --explain")->capture_default_str();
+  auto sketch = command->add_flag(
+      "--sketch", flags->sketch,
+      "Print the default method's sketch and band keys (hex) instead of the SimHash");
+  command
+      ->add_option("--threshold", flags->threshold,
+                   "With --sketch: the Jaccard threshold the bands are made for, default 0.8")
+      ->check(CLI::Range(0.0, 1.0))
+      ->needs(sketch);
+  // The sketch's features are the default method's own: the SimHash's options do not apply.
+  for (CLI::Option* option : fingerprint_options) sketch->excludes(option);
   command->callback([flags, exit_code] { *exit_code = RunHash(*flags); });
 }
 

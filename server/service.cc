@@ -31,23 +31,6 @@ void AppendNumber(double value, std::string* out) {
 
 void AppendNumber(uint64_t value, std::string* out) { out->append(std::to_string(value)); }
 
-void AppendHex(std::span<const uint8_t> bytes, std::string* out) {
-  static constexpr char kDigits[] = "0123456789abcdef";
-  for (uint8_t b : bytes) {
-    out->push_back(kDigits[b >> 4]);
-    out->push_back(kDigits[b & 15]);
-  }
-}
-
-// Band keys as 8 hex digits each, most significant first.
-void AppendBandsHex(std::span<const uint32_t> keys, std::string* out) {
-  for (uint32_t key : keys) {
-    char buffer[9];
-    std::snprintf(buffer, sizeof buffer, "%08x", key);
-    out->append(buffer, 8);
-  }
-}
-
 Response Json(int status, std::string body) {
   Response response;
   response.status = status;
@@ -663,9 +646,9 @@ Response Service::GetDocument(std::string_view id) {
   out.append(signature->empty ? "true" : "false");
   if (store.signer().method() == DedupMethod::kAccurate) {
     out.append(",\"sketch\":\"");
-    AppendHex(signature->sketch, &out);
+    AppendHexBytes(signature->sketch, &out);
     out.append("\",\"bands\":\"");
-    AppendBandsHex(signature->band_keys, &out);
+    AppendHexBands(signature->band_keys, &out);
     out.push_back('"');
   }
   auto attachment = store.GetAttachment(id);

@@ -4,6 +4,7 @@
 #define NEARDUP_FORMAT_H_
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -21,6 +22,11 @@ bool ParseTsvField(std::string_view field, std::string* out);
 
 // 16 lowercase hex digits, most significant first.
 void AppendHex64(uint64_t value, std::string* out);
+
+// The signature forms of `neardup hash --sketch` and `neardup serve`: a sketch as two lowercase hex
+// digits a byte, in order; band keys as 8 hex digits each, most significant first.
+void AppendHexBytes(std::span<const uint8_t> bytes, std::string* out);
+void AppendHexBands(std::span<const uint32_t> keys, std::string* out);
 
 }  // namespace neardup
 

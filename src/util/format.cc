@@ -91,6 +91,21 @@ bool ParseTsvField(std::string_view field, std::string* out) {
   return true;
 }
 
+void AppendHexBytes(std::span<const uint8_t> bytes, std::string* out) {
+  static constexpr char kDigits[] = "0123456789abcdef";
+  for (uint8_t b : bytes) {
+    out->push_back(kDigits[b >> 4]);
+    out->push_back(kDigits[b & 15]);
+  }
+}
+
+void AppendHexBands(std::span<const uint32_t> keys, std::string* out) {
+  static constexpr char kDigits[] = "0123456789abcdef";
+  for (uint32_t key : keys) {
+    for (int shift = 28; shift >= 0; shift -= 4) out->push_back(kDigits[(key >> shift) & 15]);
+  }
+}
+
 void AppendHex64(uint64_t value, std::string* out) {
   static constexpr char kDigits[] = "0123456789abcdef";
   char hex[16];

@@ -63,6 +63,13 @@ call "compare" POST /v1/compare '{"a":"one two three four five six","b":"one two
 call "odd id" POST /v1/documents '{"id":"x/y z","text":"a document whose id needs encoding in a path"}' 200 '"stored":true'
 call "get encoded" GET '/v1/documents/x%2Fy%20z' "" 200 '{"id":"x/y z","simhash":"'
 call "get" GET /v1/documents/a "" 200 '"sketch":"'
+# A signature made by `neardup hash --sketch` queries the server as the text does.
+printf 'the quick brown fox jumps over the lazy dog again and again\n' | "$ND" hash --sketch >"$T/sig" 2>"$T/err"
+sketch=$(cut -f2 "$T/sig") bands=$(cut -f3 "$T/sig")
+call "query by hash --sketch" POST /v1/query "{\"sketch\":\"$sketch\",\"bands\":\"$bands\"}" 200 '{"matches":[{"id":"a","score":1}]'
+"$ND" hash --sketch --mode terms </dev/null >"$T/out" 2>"$T/err"
+code=$?
+if [[ $code -eq 2 ]] && grep -qF -- "--mode excludes --sketch" "$T/err"; then ok; else fail "hash --sketch --mode" "exit $code: $(cat "$T/err")"; fi
 call "metadata" POST /v1/documents '{"id":"m1","text":"a document with metadata beside it","metadata":{"url":"http://x/1", "n": 2}}' 200 '"stored":true'
 call "metadata back" GET /v1/documents/m1 "" 200 ',"metadata":{"url":"http://x/1","n":2}}'
 call "delete m1" DELETE /v1/documents/m1 "" 200 '"removed":true'
