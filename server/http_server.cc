@@ -92,14 +92,13 @@ HttpServer::HttpServer(Service* service, HttpOptions options) : impl_(std::make_
     to.status = response.status;
     to.set_content(std::move(response.body), response.content_type.c_str());
   };
-  for (const char* pattern : {".*"}) {
-    http.Get(pattern, handle);
-    http.Post(pattern, handle);
-    http.Delete(pattern, handle);
-    http.Put(pattern, handle);
-    http.Patch(pattern, handle);
-    http.Options(pattern, handle);
-  }
+  // Every path and method goes to the service, which answers 404 and 405 itself.
+  http.Get(".*", handle);
+  http.Post(".*", handle);
+  http.Delete(".*", handle);
+  http.Put(".*", handle);
+  http.Patch(".*", handle);
+  http.Options(".*", handle);
   http.set_error_handler([](const httplib::Request&, httplib::Response& to) {
     if (to.body.empty()) to.set_content(TransportError(to.status), "application/json");
   });

@@ -5,9 +5,7 @@
 #include <algorithm>
 #include <bit>
 #include <charconv>
-#include <cstdio>
 #include <exception>
-#include <set>
 #include <utility>
 
 #include "neardup/format.h"
@@ -446,7 +444,11 @@ Response Service::Route(const Request& request, std::string* endpoint) {
     *endpoint = "unknown";
     return Error(404, "no such path: " + path + " (the API is under /v1/, doc/serve.md)");
   }
-  if (allowed.find(method) == std::string_view::npos || method.empty()) {
+  // The method must be one of the allowed ones exactly (not a part of one: "POS", "ET").
+  const bool method_allowed = method == allowed.substr(0, allowed.find(',')) ||
+                              (allowed.find(", ") != std::string_view::npos &&
+                               method == allowed.substr(allowed.find(", ") + 2));
+  if (!method_allowed) {
     return Error(405, "use " + std::string(allowed) + " for " + *endpoint);
   }
   if (!ready()) {

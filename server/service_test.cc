@@ -143,6 +143,12 @@ TEST_P(ServiceTest, BadRequestsNameWhatIsWrong) {
       {Get("/v1/documents"), 405, "use POST"},
       {Get("/v1/stats", "POST"), 405, "use GET"},
       {Get("/v1/documents/x", "PUT"), 405, "use GET, DELETE"},
+      // A part of an allowed method is not that method.
+      {Get("/v1/documents/a", "ET"), 405, "use GET, DELETE"},
+      {Get("/v1/documents/a", "DELE"), 405, "use GET, DELETE"},
+      {Post("/v1/documents", "{}"), 400, "missing field"},
+      {Get("/v1/query", "POS"), 405, "use POST"},
+      {Get("/v1/stats", ""), 405, "use GET"},
   };
   for (const Case& c : cases) {
     const Response r = Call(c.request);

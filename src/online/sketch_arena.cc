@@ -1,7 +1,6 @@
 #include "online/sketch_arena.h"
 
 #include <fcntl.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
