@@ -6,9 +6,19 @@
 // whose clusters hold thousands of copies.
 //
 // Usage: online_bench [--method accurate|simhash] [--documents N] [--queries Q] [--threads T]
-//                     [--sketch-dir DIR]
+//                     [--sketch-dir DIR] [--save-load PATH]
+//        online_bench --load PATH [--method accurate|simhash] [--sketch-dir DIR]
 // --sketch-dir keeps the sketches in a file of DIR (OnlineIndexOptions::sketch_directory).
+// --save-load saves the index to PATH after the inserts (OnlineIndex::Save) and loads it back
+// (OnlineIndex::Load), three times each, from the page cache (the file is read once first, and
+// as much memory as the index holds is mapped once: MapFreshMemory), and prints the times, their
+// median, the file's size, and whether the loaded index answers the queries as the saved one. The
+// file is left at PATH.
+// --load only loads PATH (a file of --save-load) three times in this new process, from the page
+// cache, as a store opening its snapshot would.
 // Prints one "name value unit" line per figure.
+#include <sys/mman.h>
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -17,12 +27,15 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <memory>
 #include <random>
+#include <span>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "neardup/online_index.h"
+#include "neardup/output.h"
 #include "process_memory.h"
 
 namespace {
@@ -100,6 +113,125 @@ class TextMaker {
   std::vector<uint32_t> ranks_;
 };
 
+double Median(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  return values[values.size() / 2];
+}
+
+std::string Joined(const std::vector<double>& values) {
+  std::string out;
+  for (double v : values) {
+    char figure[32];
+    std::snprintf(figure, sizeof figure, "%s%.2f", out.empty() ? "" : " / ", v);
+    out += figure;
+  }
+  return out;
+}
+
+void Fail(const char* what, const neardup::Status& status) {
+  std::fprintf(stderr, "online_bench: %s: %s\n", what, status.ToString().c_str());
+  std::exit(1);
+}
+
+// On this project's virtual machine the first pages a process maps after a long while come slowly
+// (a plain mmap and MADV_POPULATE_WRITE of 3 GB after the inserts at 10M: 7.8 s, then 0.9 s), which
+// would fall on the first load. Maps and unmaps as much as the loaded index will hold, twice,
+// printing the times, so that the loads measure the index's own work.
+void MapFreshMemory(uint64_t bytes) {
+#if defined(MADV_POPULATE_WRITE)
+  for (int run = 0; run < 2; ++run) {
+    const auto start = Clock::now();
+    void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) return;
+    madvise(p, bytes, MADV_POPULATE_WRITE);
+    munmap(p, bytes);
+    std::printf("fresh-memory %.2f s to map %.1f GB (run %d)\n", Seconds(start),
+                static_cast<double>(bytes) / 1e9, run + 1);
+  }
+#else
+  (void)bytes;
+#endif
+}
+
+// Reads the file once, into the page cache (the output bypasses it where it can); its size.
+uint64_t ReadWhole(const std::string& path) {
+  uint64_t bytes = 0;
+  std::ifstream in(path, std::ios::binary);
+  std::vector<char> buffer(size_t{8} << 20);
+  while (in.read(buffer.data(), static_cast<std::streamsize>(buffer.size())) || in.gcount() > 0)
+    bytes += static_cast<uint64_t>(in.gcount());
+  return bytes;
+}
+
+// Save and Load timed three times each (Load from the page cache), and the loaded index checked
+// against the saved one on the queries.
+void SaveAndLoad(const neardup::OnlineIndex& index, const neardup::OnlineIndexOptions& options,
+                 const std::string& path, std::span<const neardup::Signature> queries) {
+  std::vector<double> save_seconds, load_seconds;
+  for (int run = 0; run < 3; ++run) {
+    const auto start = Clock::now();
+    neardup::OutputFile out;
+    neardup::Status status = out.Open(path);
+    if (status.ok()) status = index.Save(&out);
+    if (status.ok()) status = out.Commit();
+    if (!status.ok()) Fail("save", status);
+    save_seconds.push_back(Seconds(start));
+  }
+  const uint64_t file_bytes = ReadWhole(path);
+  MapFreshMemory(index.Stats().memory_bytes);
+  const uint64_t documents = index.Stats().documents;
+  std::printf("save %.2f s (median of %s s; %llu bytes, %.1f bytes/document, %.0f MB/s)\n",
+              Median(save_seconds), Joined(save_seconds).c_str(),
+              static_cast<unsigned long long>(file_bytes),
+              static_cast<double>(file_bytes) / static_cast<double>(documents),
+              static_cast<double>(file_bytes) / 1e6 / Median(save_seconds));
+  std::unique_ptr<neardup::OnlineIndex> loaded;
+  for (int run = 0; run < 3; ++run) {
+    loaded.reset();
+    const auto start = Clock::now();
+    auto opened = neardup::OnlineIndex::Load(path, options);
+    if (!opened.ok()) Fail("load", opened.status());
+    load_seconds.push_back(Seconds(start));
+    loaded = std::move(*opened);
+  }
+  std::printf("load %.2f s (median of %s s; from the page cache, %.0f MB/s, %.0f documents/s)\n",
+              Median(load_seconds), Joined(load_seconds).c_str(),
+              static_cast<double>(file_bytes) / 1e6 / Median(load_seconds),
+              static_cast<double>(documents) / Median(load_seconds));
+  uint64_t differ = 0;
+  for (const auto& query : queries)
+    differ += *index.QuerySigned(query) != *loaded->QuerySigned(query);
+  const neardup::OnlineIndexStats a = index.Stats(), b = loaded->Stats();
+  std::printf(
+      "load-check %llu of %zu answers differ; documents %llu / %llu, memory %.1f / %.1f "
+      "bytes/document (saved / loaded)\n",
+      static_cast<unsigned long long>(differ), queries.size(),
+      static_cast<unsigned long long>(a.documents), static_cast<unsigned long long>(b.documents),
+      static_cast<double>(a.memory_bytes) / static_cast<double>(a.documents),
+      static_cast<double>(b.memory_bytes) / static_cast<double>(b.documents));
+}
+
+// --load: three loads of an existing file.
+int LoadOnly(const neardup::OnlineIndexOptions& options, const std::string& path) {
+  const uint64_t file_bytes = ReadWhole(path);
+  std::vector<double> seconds;
+  // (No MapFreshMemory: the first load shows what a process opening its snapshot pays.)
+  uint64_t documents = 0;
+  for (int run = 0; run < 3; ++run) {
+    const auto start = Clock::now();
+    auto loaded = neardup::OnlineIndex::Load(path, options);
+    if (!loaded.ok()) Fail("load", loaded.status());
+    seconds.push_back(Seconds(start));
+    documents = (*loaded)->Stats().documents;
+  }
+  std::printf(
+      "load %.2f s (median of %s s; a new process, from the page cache; %llu bytes, %llu "
+      "documents)\n",
+      Median(seconds), Joined(seconds).c_str(), static_cast<unsigned long long>(file_bytes),
+      static_cast<unsigned long long>(documents));
+  return 0;
+}
+
 template <typename Fn>
 double Parallel(int threads, uint64_t n, Fn fn) {
   const auto start = Clock::now();
@@ -125,7 +257,7 @@ int main(int argc, char** argv) {
   std::string method = "accurate";
   uint64_t documents = 1000000, queries = 200000;
   int threads = 2;
-  std::string sketch_dir;
+  std::string sketch_dir, save_path, load_path;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string flag = argv[i];
     if (flag == "--method")
@@ -138,6 +270,10 @@ int main(int argc, char** argv) {
       threads = std::atoi(argv[i + 1]);
     else if (flag == "--sketch-dir")
       sketch_dir = argv[i + 1];
+    else if (flag == "--save-load")
+      save_path = argv[i + 1];
+    else if (flag == "--load")
+      load_path = argv[i + 1];
     else {
       std::fprintf(stderr, "online_bench: unknown option %s\n", argv[i]);
       return 2;
@@ -152,6 +288,7 @@ int main(int argc, char** argv) {
   options.method.method = *parsed;
   options.expected_documents = documents;
   options.sketch_directory = sketch_dir;
+  if (!load_path.empty()) return LoadOnly(options, load_path);
   auto created = neardup::OnlineIndex::Create(options);
   if (!created.ok()) {
     std::fprintf(stderr, "online_bench: %s\n", created.status().ToString().c_str());
@@ -201,6 +338,10 @@ int main(int argc, char** argv) {
       "memory %.1f bytes/document (index's own count), %.1f bytes/document (resident growth)\n",
       static_cast<double>(stats.memory_bytes) / documents,
       static_cast<double>(rss_after - rss_before) / documents);
+
+  if (!save_path.empty()) {
+    SaveAndLoad(index, options, save_path, std::span(signatures).subspan(documents));
+  }
 
   std::atomic<uint64_t> matched{0};
   const double query_seconds = Parallel(threads, queries, [&](uint64_t q) {

@@ -364,6 +364,17 @@ int RunPairs(const IndexFlags& flags) {
 // The method of an index file and its settings line ("unknown" when the file records none).
 std::string DescribeMethod(const IndexFileInfo& info) {
   std::string out = "format: version " + std::to_string(info.version) + "\n";
+  if (info.kind == IndexFileKind::kOnlineIndex) {
+    // The settings line starts with the method's name ("method=accurate ...").
+    const size_t start = info.settings.find("method=");
+    const std::string method =
+        start == std::string::npos
+            ? std::string("?")
+            : info.settings.substr(start + 7, info.settings.find(' ', start) - start - 7);
+    return out +
+           "kind: online index (a store's snapshot, or OnlineIndex::Save)\nmethod: " + method +
+           "\nsettings: " + info.settings + "\n";
+  }
   if (info.kind == IndexFileKind::kSignatures)
     return out + "method: accurate\nsettings: " + info.settings + "\n";
   out += "method: simhash\nsettings: ";
@@ -378,6 +389,13 @@ int RunInfo(const IndexFlags& flags) {
   if (!info.ok()) return ReportError("index info", info.status());
   Output output;
   output.buffer() += DescribeMethod(*info);
+  if (info->kind == IndexFileKind::kOnlineIndex) {
+    output.buffer() +=
+        Format("rows: %llu (inserts, removed documents included)\nfile: %llu bytes\n",
+               static_cast<unsigned long long>(info->documents),
+               static_cast<unsigned long long>(info->file_bytes));
+    return FinishCommand("index info", &output);
+  }
   if (info->kind == IndexFileKind::kSignatures) {
     auto set = LoadSignatureIndex(flags.index_path);
     if (!set.ok()) return ReportError("index info", set.status());

@@ -1,17 +1,21 @@
 // neardup serve: the durable near-duplicate service over HTTP/JSON (server/, doc/serve.md).
 //
 // The socket is bound first, then the store is opened on a thread of its own while the server
-// already answers (/healthz: 503 "loading" until it is ready). SIGINT and SIGTERM stop it: requests
-// in flight are answered, the store is closed (everything acknowledged is on disk), exit code 0.
+// already answers (/healthz: 503 "loading" until it is ready). Snapshots of the index are taken in
+// the background (--snapshot-every) and at exit, so that a restart loads the last one. SIGINT and
+// SIGTERM stop it: requests in flight are answered, the store is closed (everything acknowledged
+// is on disk), exit code 0.
 #include <pthread.h>
 
 #include <atomic>
 #include <cerrno>
 #include <chrono>
+#include <condition_variable>
 #include <csignal>
 #include <cstring>
 #include <fstream>
 #include <memory>
+#include <mutex>
 #include <sstream>
 #include <thread>
 
@@ -31,7 +35,23 @@ struct ServeFlags {
   std::string token_file;
   server::ServiceOptions service;
   server::HttpOptions http;
+  int snapshot_every = 600;  // seconds; 0: no snapshots
 };
+
+// Store::Snapshot through the service, reported on standard error.
+void TakeSnapshot(server::Service* service, const char* why) {
+  const auto start = std::chrono::steady_clock::now();
+  const Status status = service->Snapshot();
+  if (!status.ok()) {
+    std::fprintf(stderr, "neardup serve: snapshot failed (the previous one stays in use): %s\n",
+                 status.ToString().c_str());
+    return;
+  }
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (seconds >= 0.01)
+    std::fprintf(stderr, "neardup serve: snapshot (%s) written in %.1f s\n", why, seconds);
+}
 
 Status ParseListen(const std::string& listen, server::HttpOptions* http) {
   const size_t colon = listen.rfind(':');
@@ -106,6 +126,23 @@ int RunServe(ServeFlags flags) {
                  static_cast<unsigned long long>(documents),
                  std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
   });
+  // Snapshots every snapshot_every seconds (none when nothing was written since the last).
+  std::mutex snapshot_mutex;
+  std::condition_variable snapshot_wake;
+  bool snapshot_end = false;
+  std::thread snapshotter([&] {
+    if (flags.snapshot_every <= 0) return;
+    std::unique_lock lock(snapshot_mutex);
+    for (;;) {
+      if (snapshot_wake.wait_for(lock, std::chrono::seconds(flags.snapshot_every),
+                                 [&] { return snapshot_end; }))
+        return;
+      if (!service.ready()) continue;
+      lock.unlock();
+      TakeSnapshot(&service, "periodic");
+      lock.lock();
+    }
+  });
   std::atomic<bool> ending{false};
   std::thread stopper([&] {
     int signal = 0;
@@ -121,7 +158,16 @@ int RunServe(ServeFlags flags) {
   ending = true;
   pthread_kill(stopper.native_handle(), SIGHUP);
   stopper.join();
+  {
+    std::lock_guard lock(snapshot_mutex);
+    snapshot_end = true;
+  }
+  snapshot_wake.notify_all();
+  snapshotter.join();
   const bool loaded = service.ready();
+  // A snapshot of what was written since the last one: the next start loads it instead of
+  // rebuilding the index.
+  if (loaded && flags.snapshot_every > 0) TakeSnapshot(&service, "at exit");
   std::unique_ptr<Store> store = service.TakeStore();
   store.reset();  // closes the database: everything acknowledged is on disk
   if (!ran.ok()) return ReportError("serve", ran);
@@ -143,7 +189,8 @@ void AddServeCommand(CLI::App* app, int* exit_code) {
       "GET /v1/stats, /healthz, /metrics. Errors are JSON {error, message}.\n"
       "The store is created when --data is missing or empty; settings (--method, --threshold, -k)\n"
       "are chosen then. Answers are sent once their write is durable (--fsync).\n"
-      "SIGINT/SIGTERM: the requests in flight are answered, the store closed, exit code 0.\n"
+      "SIGINT/SIGTERM: the requests in flight are answered, a snapshot written, the store closed,\n"
+      "exit code 0.\n"
       "Example:\n"
       "  neardup serve --data posts.store --listen 127.0.0.1:8080\n"
       "  curl -s localhost:8080/v1/documents -d '{\"id\":\"1\",\"text\":\"hello world\"}'");
@@ -178,7 +225,8 @@ void AddServeCommand(CLI::App* app, int* exit_code) {
                       "but /healthz");
   command
       ->add_option("--max-connections", flags->http.max_connections,
-                   "Connections served at once (more wait)")
+                   "Connections served at once (more wait to be accepted); also the threads "
+                   "that wait for durable writes")
       ->check(CLI::Range(1, 100000))
       ->capture_default_str();
   command
@@ -200,6 +248,17 @@ void AddServeCommand(CLI::App* app, int* exit_code) {
       ->add_option("--keep-alive", flags->http.keep_alive_seconds,
                    "Seconds an idle keep-alive connection stays open")
       ->check(CLI::Range(1, 3600))
+      ->capture_default_str();
+  command
+      ->add_option("--snapshot-every", flags->snapshot_every,
+                   "Seconds between snapshots of the index (when it changed), also taken at exit; "
+                   "a restart loads the last one (0: never)")
+      ->check(CLI::Range(0, 1000000))
+      ->capture_default_str();
+  command
+      ->add_option("--io-threads", flags->http.io_threads,
+                   "Threads answering connections (0: one per core)")
+      ->check(CLI::Range(0, 1024))
       ->capture_default_str();
   command->callback([flags, exit_code] {
     flags->http.write_timeout_seconds = flags->http.read_timeout_seconds;

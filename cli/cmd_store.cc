@@ -225,6 +225,7 @@ Result<std::unique_ptr<Store>> OpenStore(const std::string& dir, const StoreFlag
   options.create_if_missing = false;
   if (flags.disk_resident) options.disk_resident = true;
   options.sketches_on_disk = flags.sketches_on_disk;
+  options.load_snapshot = !flags.rebuild;
   auto store = Store::Open(dir, options);
   if (!store.ok() && store.status().code() == Status::Code::kNotFound && create) {
     options.create_if_missing = true;
@@ -298,14 +299,39 @@ int RunStoreInfo(const std::string& dir) {
       stats.disk_resident ? "disk-resident, tables " + stats.table_design : std::string("memory");
   output.buffer() += Format(
       "store: %s\nformat: %u\nsettings: %s\nindex: %s\ndocuments: %llu (%llu without features)\n"
-      "rows: %llu\nmemory: %llu bytes\ndisk: %llu bytes\n",
+      "rows: %llu\nmemory: %llu bytes\ndisk: %llu bytes\nloaded from: %s in %.2f s\n",
       dir.c_str(), stats.format_version, stats.index.settings.c_str(), index.c_str(),
       static_cast<unsigned long long>(stats.index.documents),
       static_cast<unsigned long long>(stats.index.empty_documents),
       static_cast<unsigned long long>(stats.next_row),
       static_cast<unsigned long long>(stats.index.memory_bytes),
-      static_cast<unsigned long long>(stats.disk_bytes));
+      static_cast<unsigned long long>(stats.disk_bytes), stats.loaded_from.c_str(),
+      stats.load_seconds);
+  if (stats.snapshot_time > 0) {
+    output.buffer() += Format("snapshot: %llu rows, %llu removals, %llu bytes\n",
+                              static_cast<unsigned long long>(stats.snapshot_rows),
+                              static_cast<unsigned long long>(stats.snapshot_removals),
+                              static_cast<unsigned long long>(stats.snapshot_bytes));
+  }
+  if (!stats.snapshot_skipped.empty())
+    output.buffer() += "snapshot not used: " + stats.snapshot_skipped + "\n";
   return FinishCommand("index info", &output);
+}
+
+int RunStoreSnapshot(const std::string& dir, const StoreFlags& flags) {
+  auto store = OpenStore(dir, flags, /*create=*/false);
+  if (!store.ok()) return ReportError("index snapshot", store.status());
+  const Status written = (*store)->Snapshot();
+  if (!written.ok()) return ReportError("index snapshot", written);
+  const StoreStats stats = (*store)->Stats();
+  Output output;
+  output.buffer() += Format(
+      "snapshot: %llu rows, %llu bytes, written in %.2f s, writes held back %.3f s (the index was "
+      "loaded from %s in %.2f s)\n",
+      static_cast<unsigned long long>(stats.snapshot_rows),
+      static_cast<unsigned long long>(stats.snapshot_bytes), stats.snapshot_seconds,
+      stats.snapshot_pause_seconds, stats.loaded_from.c_str(), stats.load_seconds);
+  return FinishCommand("index snapshot", &output);
 }
 
 void AddStoreCommands(CLI::App* index, int* exit_code) {
@@ -386,6 +412,20 @@ void AddStoreCommands(CLI::App* index, int* exit_code) {
     *exit_code =
         resolved.ok() ? RunRemove(*dir, *resolved) : ReportError("index remove", resolved.status());
   });
+
+  CLI::App* snapshot = index->add_subcommand(
+      "snapshot", "Write a snapshot of a store's index: later opens load it instead of rebuilding");
+  snapshot->footer(
+      "A store's in-memory index is rebuilt from every document at open unless a snapshot of it\n"
+      "is there: then the snapshot is loaded and the writes after it applied (doc/store.md,\n"
+      "\"Snapshots\"). `neardup serve` takes snapshots itself (--snapshot-every) and at exit.\n"
+      "--rebuild: rebuild the index from the records first (a snapshot then drops removed rows).\n"
+      "Example:\n  neardup index snapshot posts.store");
+  snapshot->add_option("store", *dir, "Store directory")->required();
+  snapshot->add_flag("--rebuild", flags->rebuild,
+                     "Rebuild the index from every record rather than load the last snapshot");
+  AddMemoryFlags(snapshot, flags.get());
+  snapshot->callback([flags, dir, exit_code] { *exit_code = RunStoreSnapshot(*dir, *flags); });
 }
 
 }  // namespace neardup::cli

@@ -25,9 +25,10 @@ struct StoreFlags {
   int batch = 256;                // documents per synced write with --fsync batch
   bool disk_resident = false;     // --disk-resident: a new store's tables on disk (simhash)
   bool sketches_on_disk = false;  // --sketches-on-disk: accurate sketches in a scratch file
+  bool rebuild = false;           // --rebuild: the index from every record, not the snapshot
 };
 
-// Registers `index add` and `index remove`.
+// Registers `index add`, `index remove` and `index snapshot`.
 void AddStoreCommands(CLI::App* index, int* exit_code);
 
 // The options `index query` takes for a store besides those of index files: --jsonl, --id-field,

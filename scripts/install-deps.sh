@@ -22,7 +22,7 @@ packages=(
   libclang-rt-14-dev    # sanitizer runtimes
   clang-format          # make format-check: the tree stays formatted by .clang-format (CI checks it)
   librocksdb-dev        # the durable store of the online index (write-ahead log, atomic batches, recovery)
-  libcpp-httplib-dev    # the HTTP/1.1 transport of `neardup serve`
+  libboost-dev          # Boost.Beast and Asio: the HTTP/1.1 transport of `neardup serve`
   curl                  # the service's CLI tests talk to it over loopback
   chromium              # the web page's end-to-end test (headless, driven by playwright-core)
 )

@@ -1,146 +1,446 @@
 #include "server/http_server.h"
 
-#include <httplib.h>
-#include <sys/socket.h>
-
+#include <algorithm>
 #include <atomic>
+#include <boost/asio.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
 #include <chrono>
+#include <future>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
 #include <thread>
 #include <utility>
+#include <vector>
 
 namespace neardup::server {
 
+namespace net = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+using tcp = net::ip::tcp;
+
 namespace {
 
-Request ToRequest(const httplib::Request& from) {
-  Request request;
-  request.method = from.method;
-  request.path = from.path;
-  // The parameters of the URL only: the library would add those of a form-encoded body too (curl's
-  // default content type).
-  const size_t query = from.target.find('?');
-  if (query != std::string::npos) {
-    httplib::Params params;
-    httplib::detail::parse_query_text(from.target.substr(query + 1), params);
-    request.params.insert(params.begin(), params.end());
-  }
-  request.body = from.body;
-  request.authorization = from.get_header_value("Authorization");
-  return request;
+// Bodies at most this long of requests that only read (queries, comparisons, GETs) are answered on
+// the connection's own I/O thread; writes (which wait for their durable write) and larger requests
+// go to the worker pool.
+constexpr size_t kInlineBodyBytes = 64 << 10;
+// The largest request head (request line and header fields).
+constexpr uint32_t kHeaderBytes = 64 << 10;
+
+int HexValue(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
 }
 
-// The JSON error answer of a status the transport itself gives (413, 400 of a malformed request).
+// Percent-decodes a part of a URL (and '+' as a space in a query). A '%' not followed by two hex
+// digits is kept as it is.
+std::string DecodeUrl(std::string_view in, bool plus_is_space) {
+  std::string out;
+  out.reserve(in.size());
+  for (size_t i = 0; i < in.size(); ++i) {
+    const char c = in[i];
+    if (c == '%' && i + 2 < in.size()) {
+      const int hi = HexValue(in[i + 1]), lo = HexValue(in[i + 2]);
+      if (hi >= 0 && lo >= 0) {
+        out.push_back(static_cast<char>(hi * 16 + lo));
+        i += 2;
+        continue;
+      }
+    }
+    out.push_back(plus_is_space && c == '+' ? ' ' : c);
+  }
+  return out;
+}
+
+void ParseTarget(std::string_view target, Request* request) {
+  const size_t question = target.find('?');
+  request->path = DecodeUrl(target.substr(0, question), false);
+  if (question == std::string_view::npos) return;
+  std::string_view query = target.substr(question + 1);
+  while (!query.empty()) {
+    const size_t amp = query.find('&');
+    const std::string_view pair = query.substr(0, amp);
+    query = amp == std::string_view::npos ? std::string_view() : query.substr(amp + 1);
+    if (pair.empty()) continue;
+    const size_t eq = pair.find('=');
+    request->params.emplace(
+        DecodeUrl(pair.substr(0, eq), true),
+        eq == std::string_view::npos ? std::string() : DecodeUrl(pair.substr(eq + 1), true));
+  }
+}
+
+// The JSON error answer of a status the transport itself gives.
 std::string TransportError(int status) {
-  const char* kind = status == 413 ? "too_large" : status == 404 ? "not_found" : "bad_request";
+  const char* kind = status == 413 ? "too_large" : status == 431 ? "too_large" : "bad_request";
   const char* message = status == 413
                             ? "the request body is larger than the limit (--max-body-bytes)"
-                        : status == 404 ? "no such path (the API is under /v1/, doc/serve.md)"
+                        : status == 431 ? "the request's header fields are larger than 64 KiB"
                                         : "the request could not be read as HTTP/1.1";
   return std::string("{\"error\":\"") + kind + "\",\"message\":\"" + message + "\"}\n";
+}
+
+// Whether a request is answered on the I/O thread (it reads only and is small) rather than by a
+// worker.
+bool AnswerInline(const Request& request) {
+  if (request.body.size() > kInlineBodyBytes) return false;
+  if (request.method == "GET") return true;
+  return request.method == "POST" && (request.path == "/v1/query" || request.path == "/v1/compare");
 }
 
 }  // namespace
 
 struct HttpServer::Impl {
-  httplib::Server http;
-  Service* service;
+  class Connection;
+
+  Service* service = nullptr;
   HttpOptions options;
-  std::atomic<bool> stop_requested{false};
-  std::atomic<bool> in_run{false};  // Run() entered and not returned
+  // One io_context per I/O thread: a connection lives on one of them, so its handlers never run
+  // at once and need no strand.
+  std::vector<std::unique_ptr<net::io_context>> contexts;
+  std::vector<net::executor_work_guard<net::io_context::executor_type>> guards;
+  std::optional<tcp::acceptor> acceptor;
+  std::unique_ptr<net::thread_pool> workers;  // requests that wait (durable writes) or are large
+  size_t next_context = 0;                    // round robin of accepted connections
+  bool accepting = false;                     // an accept is under way (contexts[0] only)
+  std::atomic<size_t> open_connections{0};
+  std::atomic<bool> stopping{false};
+  std::mutex connections_mutex;
+  std::vector<std::weak_ptr<Connection>> connections;
+
+  void Accept();      // on contexts[0]
+  void StopOnLoop();  // on contexts[0]
+  void Closed();      // any thread
 };
+
+class HttpServer::Impl::Connection : public std::enable_shared_from_this<Connection> {
+ public:
+  Connection(Impl* impl, net::io_context& context, tcp::socket socket)
+      : impl_(impl), context_(context), stream_(std::move(socket)) {}
+
+  void Start() {
+    stream_.socket().set_option(tcp::no_delay(true));
+    ReadHeader();
+  }
+
+  net::io_context::executor_type executor() { return context_.get_executor(); }
+
+  // On the connection's thread: closes it if it is waiting for a request (Stop()).
+  void CloseIfIdle() {
+    if (idle_) stream_.socket().close();
+  }
+
+ private:
+  void ReadHeader() {
+    parser_.emplace();
+    parser_->header_limit(kHeaderBytes);
+    parser_->body_limit(impl_->options.max_body_bytes);
+    idle_ = buffer_.size() == 0;
+    if (idle_ && impl_->stopping) return Close();
+    // A connection waits for its first request as long as for a slow one, and for the next one on
+    // a kept-alive connection keep_alive_seconds.
+    stream_.expires_after(std::chrono::seconds(requests_ == 0 ? impl_->options.read_timeout_seconds
+                                                              : impl_->options.keep_alive_seconds));
+    http::async_read_header(
+        stream_, buffer_, *parser_,
+        [self = shared_from_this()](beast::error_code ec, size_t) { self->OnHeader(ec); });
+  }
+
+  void OnHeader(beast::error_code ec) {
+    idle_ = false;
+    if (ec) return ReadFailed(ec);
+    const auto& head = parser_->get();
+    if (const auto length = parser_->content_length();
+        length && *length > impl_->options.max_body_bytes)
+      return WriteError(413);
+    stream_.expires_after(std::chrono::seconds(impl_->options.read_timeout_seconds));
+    if (beast::iequals(head[http::field::expect], "100-continue")) {
+      // The client waits for this before it sends the body (curl, for bodies over 1 KiB).
+      auto interim = std::make_shared<http::response<http::empty_body>>(http::status::continue_,
+                                                                        head.version());
+      http::async_write(stream_, *interim,
+                        [self = shared_from_this(), interim](beast::error_code e, size_t) {
+                          if (e) return self->Close();
+                          self->ReadBody();
+                        });
+      return;
+    }
+    ReadBody();
+  }
+
+  void ReadBody() {
+    http::async_read(stream_, buffer_, *parser_,
+                     [self = shared_from_this()](beast::error_code ec, size_t) {
+                       if (ec) return self->ReadFailed(ec);
+                       self->Dispatch();
+                     });
+  }
+
+  void ReadFailed(beast::error_code ec) {
+    if (ec == http::error::body_limit) return WriteError(413);
+    if (ec == http::error::header_limit) return WriteError(431);
+    // The client closed or went quiet, or the server stops: nothing to answer.
+    if (ec == http::error::end_of_stream || ec == beast::error::timeout ||
+        ec == net::error::operation_aborted || ec == net::error::connection_reset ||
+        ec == net::error::bad_descriptor || ec == net::error::eof ||
+        ec == http::error::partial_message)
+      return Close();
+    WriteError(400);
+  }
+
+  void Dispatch() {
+    ++requests_;
+    http::request<http::string_body> message = parser_->release();
+    keep_alive_ = message.keep_alive();
+    version_ = message.version();
+    auto request = std::make_shared<Request>();
+    request->method = std::string(message.method_string());
+    // HEAD is answered as GET without the body (its Content-Length kept).
+    head_ = request->method == "HEAD";
+    if (head_) request->method = "GET";
+    ParseTarget(std::string_view(message.target().data(), message.target().size()), request.get());
+    request->authorization = std::string(message[http::field::authorization]);
+    request->body = std::move(message.body());
+    Service* service = impl_->service;
+    if (service->IsStreamableBatch(*request)) {
+      net::post(*impl_->workers,
+                [self = shared_from_this(), request, work = net::make_work_guard(context_)] {
+                  self->StreamBatch(*request);
+                });
+      return;
+    }
+    if (AnswerInline(*request)) return Write(service->Handle(*request));
+    net::post(*impl_->workers, [self = shared_from_this(), request, service,
+                                work = net::make_work_guard(context_)]() mutable {
+      auto response = std::make_shared<Response>(service->Handle(*request));
+      net::post(self->context_, [self, response] { self->Write(std::move(*response)); });
+    });
+  }
+
+  void Write(Response response) {
+    auto message = std::make_shared<http::response<http::string_body>>();
+    message->version(version_);
+    message->result(static_cast<unsigned>(response.status));
+    message->set(http::field::content_type, response.content_type);
+    message->body() = std::move(response.body);
+    message->keep_alive(keep_alive_ && !impl_->stopping);
+    message->prepare_payload();
+    stream_.expires_after(std::chrono::seconds(impl_->options.write_timeout_seconds));
+    if (head_) {
+      head_ = false;
+      auto serializer = std::make_shared<http::response_serializer<http::string_body>>(*message);
+      http::async_write_header(
+          stream_, *serializer,
+          [self = shared_from_this(), message, serializer](beast::error_code ec, size_t) {
+            if (ec || !message->keep_alive()) return self->Close();
+            self->ReadHeader();
+          });
+      return;
+    }
+    http::async_write(stream_, *message,
+                      [self = shared_from_this(), message](beast::error_code ec, size_t) {
+                        if (ec || !message->keep_alive()) return self->Close();
+                        self->ReadHeader();
+                      });
+  }
+
+  // A request the transport refuses before the service sees it; the connection closes after it
+  // (the rest of the request is not read).
+  void WriteError(int status) {
+    keep_alive_ = false;
+    if (parser_ && parser_->is_header_done()) version_ = parser_->get().version();
+    Write(Response{status, "application/json", TransportError(status)});
+  }
+
+  // On a worker: the batch's answers as chunks, each written (on the connection's thread) before
+  // the next group is signed, so that a client that reads slowly slows the batch down.
+  void StreamBatch(const Request& request) {
+    const auto start = std::chrono::steady_clock::now();
+    auto head = std::make_shared<http::response<http::empty_body>>(http::status::ok, version_);
+    head->set(http::field::content_type, "application/x-ndjson");
+    head->chunked(true);
+    head->keep_alive(keep_alive_);
+    auto serializer = std::make_shared<http::response_serializer<http::empty_body>>(*head);
+    bool ok = WriteAndWait([&](auto done) {
+      http::async_write_header(
+          stream_, *serializer,
+          [head, serializer, done](beast::error_code ec, size_t) { done(ec); });
+    });
+    if (ok) {
+      impl_->service->StreamBatch(request, [&](std::string_view lines) {
+        if (!ok) return false;
+        ok = WriteAndWait([&](auto done) {
+          net::async_write(stream_, http::make_chunk(net::const_buffer(lines.data(), lines.size())),
+                           [done](beast::error_code ec, size_t) { done(ec); });
+        });
+        return ok;
+      });
+    }
+    if (ok) {
+      ok = WriteAndWait([&](auto done) {
+        net::async_write(stream_, http::make_chunk_last(),
+                         [done](beast::error_code ec, size_t) { done(ec); });
+      });
+    }
+    impl_->service->metrics().Record(
+        "/v1/batch", 200,
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    net::post(context_, [self = shared_from_this(), ok] {
+      if (!ok || !self->keep_alive_ || self->impl_->stopping) return self->Close();
+      self->ReadHeader();
+    });
+  }
+
+  // From a worker: starts a write on the connection's thread and waits for it.
+  template <typename Start>
+  bool WriteAndWait(Start start) {
+    std::promise<bool> written;
+    std::future<bool> result = written.get_future();
+    net::post(context_, [this, &start, &written] {
+      stream_.expires_after(std::chrono::seconds(impl_->options.write_timeout_seconds));
+      start([&written](beast::error_code ec) { written.set_value(!ec); });
+    });
+    return result.get();
+  }
+
+  void Close() {
+    if (closed_) return;
+    closed_ = true;
+    beast::error_code ignored;
+    stream_.socket().shutdown(tcp::socket::shutdown_send, ignored);
+    stream_.socket().close(ignored);
+    impl_->Closed();
+  }
+
+  Impl* const impl_;
+  net::io_context& context_;
+  beast::tcp_stream stream_;
+  beast::flat_buffer buffer_;
+  std::optional<http::request_parser<http::string_body>> parser_;
+  unsigned version_ = 11;
+  bool keep_alive_ = true;
+  bool head_ = false;  // the request being answered is a HEAD
+  bool idle_ = false;
+  bool closed_ = false;
+  uint64_t requests_ = 0;
+};
+
+void HttpServer::Impl::Accept() {
+  if (accepting || stopping || !acceptor || !acceptor->is_open()) return;
+  // Connections beyond max_connections are not accepted: they wait in the listen queue until one
+  // of those served closes.
+  if (open_connections.load() >= options.max_connections) return;
+  accepting = true;
+  net::io_context& context = *contexts[next_context++ % contexts.size()];
+  acceptor->async_accept(context, [this, &context](beast::error_code ec, tcp::socket socket) {
+    accepting = false;
+    if (ec == net::error::operation_aborted || stopping) return;
+    if (!ec) {
+      open_connections.fetch_add(1);
+      auto connection = std::make_shared<Connection>(this, context, std::move(socket));
+      {
+        std::lock_guard<std::mutex> lock(connections_mutex);
+        std::erase_if(connections, [](const auto& c) { return c.expired(); });
+        connections.push_back(connection);
+      }
+      net::post(connection->executor(), [connection] { connection->Start(); });
+    }
+    // An accept that failed (too many open files...) is retried after a pause rather than at once.
+    if (ec) {
+      auto timer = std::make_shared<net::steady_timer>(*contexts[0], std::chrono::milliseconds(50));
+      timer->async_wait([this, timer](beast::error_code) { Accept(); });
+      return;
+    }
+    Accept();
+  });
+}
+
+void HttpServer::Impl::Closed() {
+  open_connections.fetch_sub(1);
+  net::post(*contexts[0], [this] { Accept(); });
+}
+
+void HttpServer::Impl::StopOnLoop() {
+  beast::error_code ignored;
+  if (acceptor) acceptor->close(ignored);
+  std::vector<std::shared_ptr<Connection>> open;
+  {
+    std::lock_guard<std::mutex> lock(connections_mutex);
+    for (const auto& weak : connections)
+      if (auto connection = weak.lock()) open.push_back(std::move(connection));
+    connections.clear();
+  }
+  // Connections waiting for a request close now; those with a request under way close once it is
+  // answered (Write() no longer keeps them alive).
+  for (auto& connection : open)
+    net::post(connection->executor(), [connection] { connection->CloseIfIdle(); });
+  // Each I/O thread returns from run() once its connections are closed.
+  for (auto& guard : guards) guard.reset();
+}
 
 HttpServer::HttpServer(Service* service, HttpOptions options) : impl_(std::make_unique<Impl>()) {
   impl_->service = service;
   impl_->options = std::move(options);
-  httplib::Server& http = impl_->http;
-  const size_t threads = std::max<size_t>(1, impl_->options.max_connections);
-  http.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
-  http.set_tcp_nodelay(true);
-  // SO_REUSEADDR only: the library's default adds SO_REUSEPORT, which would let a second server
-  // listen on the same port and take half of the connections.
-  http.set_socket_options([](int sock) {
-    int yes = 1;
-    setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
-  });
-  http.set_payload_max_length(impl_->options.max_body_bytes);
-  http.set_read_timeout(impl_->options.read_timeout_seconds, 0);
-  http.set_write_timeout(impl_->options.write_timeout_seconds, 0);
-  http.set_keep_alive_timeout(impl_->options.keep_alive_seconds);
-  http.set_keep_alive_max_count(1000000);
-
-  auto handle = [service](const httplib::Request& from, httplib::Response& to) {
-    Request request = ToRequest(from);
-    if (service->IsStreamableBatch(request)) {
-      // Answers are streamed a group at a time (chunked), in order.
-      auto shared = std::make_shared<Request>(std::move(request));
-      to.status = 200;
-      to.set_chunked_content_provider(
-          "application/x-ndjson", [service, shared](size_t, httplib::DataSink& sink) {
-            const auto start = std::chrono::steady_clock::now();
-            service->StreamBatch(*shared, [&](std::string_view lines) {
-              return sink.is_writable() && sink.write(lines.data(), lines.size());
-            });
-            sink.done();
-            service->metrics().Record(
-                "/v1/batch", 200,
-                std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
-            return true;
-          });
-      return;
-    }
-    Response response = service->Handle(request);
-    to.status = response.status;
-    to.set_content(std::move(response.body), response.content_type.c_str());
-  };
-  // Every path and method goes to the service, which answers 404 and 405 itself.
-  http.Get(".*", handle);
-  http.Post(".*", handle);
-  http.Delete(".*", handle);
-  http.Put(".*", handle);
-  http.Patch(".*", handle);
-  http.Options(".*", handle);
-  http.set_error_handler([](const httplib::Request&, httplib::Response& to) {
-    if (to.body.empty()) to.set_content(TransportError(to.status), "application/json");
-  });
-  http.set_exception_handler(
-      [](const httplib::Request&, httplib::Response& to, std::exception_ptr) {
-        to.status = 500;
-        to.set_content("{\"error\":\"internal\",\"message\":\"an exception escaped a handler\"}\n",
-                       "application/json");
-      });
+  size_t threads = impl_->options.io_threads;
+  if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
+  for (size_t i = 0; i < threads; ++i) {
+    impl_->contexts.push_back(std::make_unique<net::io_context>(1));
+    impl_->guards.push_back(net::make_work_guard(*impl_->contexts.back()));
+  }
+  impl_->workers =
+      std::make_unique<net::thread_pool>(std::max<size_t>(1, impl_->options.max_connections));
 }
 
-HttpServer::~HttpServer() = default;
+HttpServer::~HttpServer() {
+  if (impl_->workers) impl_->workers->join();
+}
 
 Status HttpServer::Bind() {
   const std::string where = impl_->options.host + ":" + std::to_string(impl_->options.port);
-  if (impl_->options.port == 0) {
-    port_ = impl_->http.bind_to_any_port(impl_->options.host);
-    if (port_ <= 0) return Status::IOError("cannot listen on " + where);
-  } else {
-    if (!impl_->http.bind_to_port(impl_->options.host, impl_->options.port))
-      return Status::IOError("cannot listen on " + where + " (in use, or no such address)");
-    port_ = impl_->options.port;
+  beast::error_code ec;
+  net::io_context& context = *impl_->contexts[0];
+  tcp::resolver resolver(context);
+  const auto endpoints =
+      resolver.resolve(impl_->options.host, std::to_string(impl_->options.port),
+                       tcp::resolver::passive | tcp::resolver::numeric_service, ec);
+  if (ec || endpoints.empty())
+    return Status::IOError("cannot listen on " + where + ": no such address (" + ec.message() +
+                           ")");
+  const tcp::endpoint endpoint = endpoints.begin()->endpoint();
+  tcp::acceptor& acceptor = impl_->acceptor.emplace(context);
+  // SO_REUSEADDR (a restarted server binds while old connections linger in TIME_WAIT), never
+  // SO_REUSEPORT: a second server must not share the port.
+  if (acceptor.open(endpoint.protocol(), ec) ||
+      acceptor.set_option(tcp::acceptor::reuse_address(true), ec) || acceptor.bind(endpoint, ec) ||
+      acceptor.listen(net::socket_base::max_listen_connections, ec)) {
+    impl_->acceptor.reset();
+    return Status::IOError("cannot listen on " + where + ": " + ec.message());
   }
+  port_ = acceptor.local_endpoint().port();
   return Status::OK();
 }
 
 Status HttpServer::Run() {
-  impl_->in_run = true;
-  bool ok = true;
-  if (!impl_->stop_requested) ok = impl_->http.listen_after_bind();
-  impl_->in_run = false;
-  if (!ok) return Status::IOError("the listening socket failed");
+  if (!impl_->acceptor) return Status::InvalidArgument("Run() before a successful Bind()");
+  net::post(*impl_->contexts[0], [impl = impl_.get()] { impl->Accept(); });
+  std::vector<std::thread> threads;
+  for (size_t i = 1; i < impl_->contexts.size(); ++i)
+    threads.emplace_back([context = impl_->contexts[i].get()] { context->run(); });
+  impl_->contexts[0]->run();
+  for (auto& thread : threads) thread.join();
+  impl_->workers->join();
   return Status::OK();
 }
 
 void HttpServer::Stop() {
-  // The library's stop() does nothing before its loop has started: a Stop() that comes while Run()
-  // is starting waits for the loop (Run() checks stop_requested before it starts one).
-  impl_->stop_requested = true;
-  while (impl_->in_run && !impl_->http.is_running())
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  impl_->http.stop();
+  // Once only; before Run() too (the loop then stops as soon as it starts).
+  if (impl_->stopping.exchange(true)) return;
+  net::post(*impl_->contexts[0], [impl = impl_.get()] { impl->StopOnLoop(); });
 }
 
 }  // namespace neardup::server

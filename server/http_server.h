@@ -1,6 +1,10 @@
-// The HTTP/1.1 transport of `neardup serve`: cpp-httplib (Debian's libcpp-httplib) carrying
-// requests to a Service (server/service.h). Keep-alive connections, each served by one thread of a
-// fixed pool while it is open; bodies, idle and slow clients are bounded by HttpOptions.
+// The HTTP/1.1 transport of `neardup serve`: Boost.Beast on Boost.Asio carrying requests to a
+// Service (server/service.h). Event-driven: one I/O thread per core, each with its own event loop
+// and connections, answers reads (queries, comparisons, GETs) itself; requests that wait for a
+// durable write (inserts, removes, batches) or are large go to a pool of worker threads, so that
+// concurrent inserts share group commits without holding up queries. Keep-alive, pipelining,
+// 100-continue and chunked answers (batches); bodies, heads, idle and slow clients are bounded by
+// HttpOptions.
 //
 // Thread safety: Stop() may be called from any thread (a signal-handling one) while Run() blocks.
 #ifndef NEARDUP_SERVER_HTTP_SERVER_H_
@@ -18,8 +22,11 @@ namespace neardup::server {
 struct HttpOptions {
   std::string host = "127.0.0.1";
   int port = 8080;  // 0: any free port (port() tells which)
-  // Connections served at once (one thread each); more wait until one closes.
+  // Connections served at once; more wait in the listen queue until one closes. Also the number of
+  // worker threads (each request that waits for a durable write holds one).
   size_t max_connections = 64;
+  // I/O threads (0: one per core).
+  size_t io_threads = 0;
   // The largest request body (413 above it).
   size_t max_body_bytes = size_t{64} << 20;
   // A client that sends nothing for this long while a request is under way is dropped, and an idle

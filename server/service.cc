@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <bit>
 #include <charconv>
+#include <ctime>
 #include <exception>
 #include <utility>
 
@@ -360,6 +361,12 @@ void Service::SetStore(std::unique_ptr<Store> store) {
 void Service::SetLoadError(std::string message) {
   std::lock_guard lock(load_mutex_);
   load_error_ = std::move(message);
+}
+
+Status Service::Snapshot() {
+  Store* store = store_.load(std::memory_order_acquire);
+  if (store == nullptr) return Status::FailedPrecondition("the store is not loaded yet");
+  return store->Snapshot();
 }
 
 std::unique_ptr<Store> Service::TakeStore() {
@@ -820,6 +827,31 @@ bool Service::StreamBatch(const Request& request,
   return true;
 }
 
+namespace {
+
+// The snapshot in use, as JSON (null: none).
+void AppendSnapshot(const StoreStats& stats, std::string* out) {
+  if (stats.snapshot_time == 0) {
+    out->append("null");
+    return;
+  }
+  out->append("{\"rows\":");
+  AppendNumber(stats.snapshot_rows, out);
+  out->append(",\"bytes\":");
+  AppendNumber(stats.snapshot_bytes, out);
+  out->append(",\"age_seconds\":");
+  AppendNumber(static_cast<uint64_t>(std::max<int64_t>(
+                   0, static_cast<int64_t>(std::time(nullptr)) - stats.snapshot_time)),
+               out);
+  out->append(",\"seconds\":");
+  AppendNumber(stats.snapshot_seconds, out);
+  out->append(",\"pause_seconds\":");
+  AppendNumber(stats.snapshot_pause_seconds, out);
+  out->push_back('}');
+}
+
+}  // namespace
+
 Response Service::GetStats() {
   Store& store = *store_.load(std::memory_order_acquire);
   const StoreStats stats = store.Stats();
@@ -853,7 +885,11 @@ Response Service::GetStats() {
   AppendNumber(stats.index.queries.candidates, &out);
   out.append(",\"matches\":");
   AppendNumber(stats.index.queries.matches, &out);
-  out.append("},\"uptime_seconds\":");
+  out.append("},\"log_bytes\":");
+  AppendNumber(stats.log_bytes, &out);
+  out.append(",\"snapshot\":");
+  AppendSnapshot(stats, &out);
+  out.append(",\"uptime_seconds\":");
   AppendNumber(std::chrono::duration<double>(Clock::now() - started_).count(), &out);
   out.push_back('}');
   return Json(200, std::move(out));
@@ -863,8 +899,17 @@ Response Service::GetHealth() {
   const double seconds = std::chrono::duration<double>(Clock::now() - started_).count();
   std::string out;
   if (Store* store = store_.load(std::memory_order_acquire)) {
+    const StoreStats stats = store->Stats();
     out = "{\"status\":\"ready\",\"documents\":";
-    AppendNumber(store->Stats().index.documents, &out);
+    AppendNumber(stats.index.documents, &out);
+    out.append(",\"loaded_from\":");
+    AppendJsonString(stats.loaded_from, &out);
+    out.append(",\"load_seconds\":");
+    AppendNumber(stats.load_seconds, &out);
+    if (!stats.snapshot_skipped.empty()) {
+      out.append(",\"snapshot_skipped\":");
+      AppendJsonString(stats.snapshot_skipped, &out);
+    }
     out.push_back('}');
     return Json(200, std::move(out));
   }
@@ -902,6 +947,18 @@ Response Service::GetMetrics() {
           stats.index.memory_bytes);
     gauge("neardup_disk_bytes", "Bytes of the store's files (database and log).", stats.disk_bytes);
     gauge("neardup_syncs", "Durable writes issued since the start.", stats.syncs);
+    gauge("neardup_log_bytes", "Bytes of the write-ahead log's files.", stats.log_bytes);
+    gauge("neardup_snapshot_rows", "Rows the snapshot in use covers (0: none).",
+          stats.snapshot_rows);
+    gauge("neardup_snapshot_bytes", "Bytes of the snapshot file in use (0: none).",
+          stats.snapshot_bytes);
+    if (stats.snapshot_time > 0) {
+      const int64_t age =
+          std::max<int64_t>(0, static_cast<int64_t>(std::time(nullptr)) - stats.snapshot_time);
+      gauge("neardup_snapshot_age_seconds",
+            "Seconds since the snapshot in use was written (absent: there is none).",
+            static_cast<uint64_t>(age));
+    }
   }
   std::string uptime;
   AppendNumber(std::chrono::duration<double>(Clock::now() - started_).count(), &uptime);

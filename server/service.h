@@ -113,6 +113,9 @@ class Service {
   // Whether a request is a batch that StreamBatch would stream (ready, authorised, POST /v1/batch).
   bool IsStreamableBatch(const Request& request) const;
 
+  // Store::Snapshot of the store served (FailedPrecondition before it is loaded).
+  Status Snapshot();
+
   // The store's, once loaded: closing it (on exit) flushes everything acknowledged.
   std::unique_ptr<Store> TakeStore();
 

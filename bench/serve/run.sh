@@ -1,18 +1,24 @@
 #!/usr/bin/env bash
 # End-to-end benchmark of `neardup serve` on loopback, with wrk (Debian) as the load generator on
 # the same machine. For a store of N documents (built once with `neardup index add`, kept in WORK):
-#   restart   seconds from the start of the server to its "ready" line (the store's load)
+#   restart   seconds from the start of the server to its "ready" line (the store's load: from the
+#             snapshot the previous run wrote at its exit, or, the first time, from every record)
 #   memory    the server's resident memory per stored document after the load
 #   query     POST /v1/query with a stored document's signature (sketch and bands, or simhash):
 #             requests/s and latency percentiles (wrk --latency)
 #   insert    POST /v1/documents, check-and-insert of 1 KB Chinese texts (accurate method only)
 # Usage: bench/serve/run.sh NEARDUP WORK [--documents N] [--method accurate|simhash]
-#        [--connections C] [--seconds S] [--runs R] [--sketches-on-disk]
+#        [--connections C] [--seconds S] [--runs R] [--sketches-on-disk] [--settle S]
+# --settle S (default 20): seconds between the server's start and the query load. The previous run's
+# exit frees several GB (its memory, the snapshot file it replaced); on a VM that reports freed
+# memory to its host (virtio-balloon free page reporting, as on the machine of bench/README.md)
+# every process then sees latencies of 10-20 ms at p99 for some seconds, a running server as much as
+# a new one (freeing 4 GB of page cache under a running server: p99 2.5 -> 15 ms). 0: no pause.
 set -euo pipefail
 ND=${1:?usage: $0 NEARDUP WORK [options]}
 WORK=${2:?usage: $0 NEARDUP WORK [options]}
 shift 2
-documents=1000000 method=accurate connections=32 seconds=10 runs=3 extra=()
+documents=1000000 method=accurate connections=32 seconds=10 runs=3 settle=20 extra=()
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --documents) documents=$2; shift 2 ;;
@@ -21,6 +27,7 @@ while [[ $# -gt 0 ]]; do
     --seconds) seconds=$2; shift 2 ;;
     --runs) runs=$2; shift 2 ;;
     --sketches-on-disk) extra+=(--sketches-on-disk); shift ;;
+    --settle) settle=$2; shift 2 ;;
     *) echo "run.sh: unknown option $1" >&2; exit 2 ;;
   esac
 done
@@ -64,9 +71,12 @@ for run in $(seq 1 "$runs"); do
     sleep 0.05
   done
   ready=$(echo "$(date +%s.%N) - $start" | bc)
-  rss=$(awk '/VmRSS/ {print $2 * 1024}' "/proc/$pid/status")
-  stored=$(curl -s "http://127.0.0.1:$port/healthz" | sed 's/.*"documents":\([0-9]*\).*/\1/')
-  echo "run $run: restart $ready s for $stored documents; memory $(echo "scale=1; $rss / $stored" | bc) bytes/document (resident $rss)"
+  rss=$(awk '/VmRSS/ {printf "%d", $2 * 1024}' "/proc/$pid/status")
+  health=$(curl -s "http://127.0.0.1:$port/healthz")
+  stored=$(echo "$health" | sed 's/.*"documents":\([0-9]*\).*/\1/')
+  from=$(echo "$health" | sed 's/.*"loaded_from":"\([a-z]*\)".*/\1/')
+  echo "run $run: restart $ready s for $stored documents (loaded from $from); memory $(echo "scale=1; $rss / $stored" | bc) bytes/document (resident $rss)"
+  sleep "$settle"
   curl -s "http://127.0.0.1:$port/v1/documents/1" >"$WORK/doc.json"
   /usr/bin/python3 - "$WORK/doc.json" "$method" >"$WORK/query.json" <<'EOF'
 import json, sys
@@ -88,6 +98,8 @@ EOF
       "p50 $(awk '$1 == "50%" {print $2}' "$WORK/wrk-insert.txt"), p99 $(awk '$1 == "99%" {print $2}' "$WORK/wrk-insert.txt")," \
       "non-2xx: $(awk '/Non-2xx/ {print $5}' "$WORK/wrk-insert.txt")"
   fi
+  start=$(date +%s.%N)
   kill -TERM "$pid"
   wait "$pid"
+  echo "run $run: stop (with its snapshot) $(echo "$(date +%s.%N) - $start" | bc) s"
 done

@@ -8,7 +8,8 @@
 //   - signatures (the accurate method, the default): each document's id, SimHash fingerprint,
 //     sketch and band keys, written by SaveSignatureIndex and read back by LoadSignatureIndex into
 //     a SignatureSet, which an OnlineIndex (neardup/online_index.h) answers queries from.
-// `neardup dedup --save-index` writes the kind of its method; `dedup --against` reads both.
+// `neardup dedup --save-index` writes the kind of its method; `dedup --against` reads both. A third
+// kind, online index files, holds the whole state of an OnlineIndex (OnlineIndex::Save and Load).
 // Files of format version 1 (earlier builds) hold fingerprints and no settings; they are still
 // read.
 //
@@ -31,6 +32,7 @@ class OutputFile;
 enum class IndexFileKind {
   kFingerprints,  // SimHash fingerprints in permuted tables (LoadIndex)
   kSignatures,    // accurate-method signatures (LoadSignatureIndex)
+  kOnlineIndex,   // the whole state of an online index, either method (OnlineIndex::Load)
 };
 
 // What an index file's header says.
@@ -40,7 +42,8 @@ struct IndexFileInfo {
   // The SettingsLine of the method that made the file; empty when unknown (version 1, or an index
   // built from fingerprints by `neardup index build`). Always set for kSignatures.
   std::string settings;
-  uint64_t documents = 0;  // fingerprints or signatures stored
+  uint64_t documents = 0;  // fingerprints or signatures stored; online index files: inserts
+                           // (rows), removed documents included
   uint64_t file_bytes = 0;
 };
 

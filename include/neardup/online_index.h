@@ -21,6 +21,9 @@
 // kSimhash the fingerprint in the permuted tables (about 30 bytes). Stats() reports the memory
 // (doc/online.md, "Memory").
 //
+// Save writes the whole index to a file and Load reads it back, answering exactly as before, much
+// faster than inserting the documents again (doc/online.md, "Saving and loading").
+//
 // Thread safety: every method may be called from several threads at once. Queries run concurrently
 // with each other; inserts and removes are serialised and wait for the queries in flight.
 #ifndef NEARDUP_ONLINE_INDEX_H_
@@ -38,6 +41,8 @@
 #include "neardup/status.h"
 
 namespace neardup {
+
+class OutputFile;
 
 // A stored near-duplicate of a query.
 struct OnlineMatch {
@@ -97,6 +102,16 @@ class OnlineIndex {
   // dictionary.
   static Result<std::unique_ptr<OnlineIndex>> Create(const OnlineIndexOptions& options);
 
+  // Reads an index written by Save. options.method must resolve to the settings recorded in the
+  // file (FailedPrecondition naming both otherwise); options.sketch_directory as for Create (the
+  // sketches are then copied into the new scratch file); options.expected_documents sizes only a
+  // kSimhash index's tables, which are built again from the fingerprints (the other arrays keep
+  // the sizes they were saved with). NotFound / IOError / Corruption naming the path (Corruption
+  // for a truncated or damaged file: every section is checked, never trusted);
+  // InvalidArgument for an index file of another kind (neardup/index_file.h); Create's errors.
+  static Result<std::unique_ptr<OnlineIndex>> Load(const std::string& path,
+                                                   const OnlineIndexOptions& options);
+
   virtual ~OnlineIndex() = default;
 
   // The signer of the index's method: sign texts with it to use the *Signed calls.
@@ -144,6 +159,15 @@ class OnlineIndex {
       const std::function<void(std::string_view, const Signature&)>& fn) const = 0;
 
   virtual OnlineIndexStats Stats() const = 0;
+
+  // Writes the whole index (ids, signatures, band tables, removed rows, counters: everything
+  // needed to answer exactly as now, and to take further inserts and removes) to `out` as an index
+  // file of kind 3 (doc/index_format.md), under the shared lock (queries go on, writers wait). The
+  // caller opens `out` and commits it. Reads only the index's memory and its sketch file (pread),
+  // starts no thread but out's own and takes no other lock: it may run in a child process of a
+  // fork() (the parent holding off writers while it forks). IOError from out or from reading the
+  // sketch file; NotSupported for an index that is not kept in memory.
+  virtual Status Save(OutputFile* out) const = 0;
 };
 
 }  // namespace neardup

@@ -56,8 +56,10 @@ class OutputFile {
   OutputFile& operator=(const OutputFile&) = delete;
 
   // Opens `path` as described at the top of this file. InvalidArgument for a folder, a block device
-  // or a socket; IOError naming the path when it cannot be created or opened.
-  Status Open(const std::string& path);
+  // or a socket; IOError naming the path when it cannot be created or opened. keep_in_cache: a
+  // regular file is written through the page cache (for a file read back soon, such as a store's
+  // snapshot read by the next start) rather than around it.
+  Status Open(const std::string& path, bool keep_in_cache = false);
   bool is_open() const { return fd_ >= 0; }
   Kind kind() const { return kind_; }
   const std::string& path() const { return path_; }      // as named ("-": standard output)

@@ -24,6 +24,7 @@ class Status {
     kResourceExhausted,   // a configured limit was exceeded (document size, memory budget)
     kFailedPrecondition,  // the call is not valid in the object's current state
     kCancelled,           // the operation was interrupted (e.g. by a signal)
+    kNotSupported,        // this object does not offer the call (e.g. saving a disk-resident index)
     kInternal,            // a bug in neardup
   };
 
@@ -49,6 +50,9 @@ class Status {
   }
   static Status Cancelled(std::string message) {
     return Status(Code::kCancelled, std::move(message));
+  }
+  static Status NotSupported(std::string message) {
+    return Status(Code::kNotSupported, std::move(message));
   }
   static Status Internal(std::string message) {
     return Status(Code::kInternal, std::move(message));

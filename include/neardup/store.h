@@ -3,9 +3,9 @@
 //
 // A store is a directory holding a RocksDB database of three column families (doc/store.md gives
 // the layout byte by byte): `meta` (format version, settings line, row counter), `ids` (document id
-// -> row) and `documents` (row -> the document's signature). Texts are never stored. Open reads
-// every document back and rebuilds the in-memory OnlineIndex in row (insertion) order, so queries
-// after a reopen answer exactly as before it.
+// -> row) and `documents` (row -> the document's signature). Texts are never stored. Open loads the
+// in-memory OnlineIndex from the last snapshot (Snapshot()) and the writes after it, or rebuilds it
+// from every document in row (insertion) order, so queries after a reopen answer exactly as before.
 //
 // Every insert or remove is one RocksDB write batch (the document record, its id entry and the row
 // counter together): after a crash a document is stored whole or not at all.
@@ -96,6 +96,11 @@ struct StoreOptions {
   bool sketches_on_disk = false;
   // A disk-resident store's block cache (the memory its queries read through).
   uint64_t block_cache_bytes = uint64_t{256} << 20;
+  // Open loads the in-memory index from the store's snapshot (Store::Snapshot) plus the removals
+  // and documents written after it, when there is a usable one (default); false: rebuilds it from
+  // every document record. A snapshot that cannot be used (missing, damaged, other settings) is
+  // passed over for a rebuild, and StoreStats::snapshot_skipped says why.
+  bool load_snapshot = true;
 };
 
 struct StoreStats {
@@ -107,6 +112,21 @@ struct StoreStats {
   uint64_t syncs = 0;  // durable writes issued by this process (batches, not documents)
   bool disk_resident = false;
   std::string table_design;  // disk-resident: the tables' design (TableDesign::ToString)
+  uint64_t log_bytes = 0;    // the write-ahead log's files
+  // The snapshot in use (written by this process or loaded at open): the rows and removals it
+  // covers, its file's bytes, and when it was written (seconds since the epoch; 0: there is none).
+  uint64_t snapshot_rows = 0;
+  uint64_t snapshot_removals = 0;
+  uint64_t snapshot_bytes = 0;
+  int64_t snapshot_time = 0;
+  double snapshot_seconds = 0;        // how long the last Snapshot() of this process took
+  double snapshot_pause_seconds = 0;  // how long it held writes back (the cut and the fork)
+  // How Open made the index: "snapshot" (the snapshot, then the writes after it), "records"
+  // (rebuilt from every document record) or "disk" (disk-resident: nothing to load); the seconds
+  // it took, and why a snapshot found was not used (empty: it was, or there was none).
+  std::string loaded_from;
+  double load_seconds = 0;
+  std::string snapshot_skipped;
 };
 
 // A document of QueryAndInsertBatch, already signed (by signer()).
@@ -189,11 +209,23 @@ class Store {
   // accepts; files are hard-linked where the file system allows. IOError naming the directory.
   Status Checkpoint(const std::string& dir) const;
 
+  // Writes the in-memory index to a snapshot file in the store's directory (doc/store.md,
+  // "Snapshots"), so that the next Open loads it plus the writes after it instead of rebuilding the
+  // index from every document record. A child process writes the file from a fork of this one:
+  // writes wait only while the process forks (milliseconds), queries not at all, and the memory
+  // the index changes meanwhile is copied (copy-on-write). Returns once the file is written,
+  // synced and recorded in the database; the previous snapshot, and the removal log before this
+  // one, are then dropped. OK at once when nothing was written since the last snapshot. One call at
+  // a time (others wait). NotSupported for a disk-resident store; IOError naming the file when it
+  // cannot be written (the store is unaffected, the previous snapshot stays in use).
+  Status Snapshot();
+
  private:
   struct Database;
   struct Writer;
   struct Queue;
   struct PendingWrite;
+  struct SnapshotState;
 
   Store(std::string path, FsyncMode fsync, bool disk_resident);
   Status Write(Writer* writer);
@@ -208,6 +240,7 @@ class Store {
   std::unique_ptr<Database> db_;  // closed before the index goes
   std::unique_ptr<OnlineIndex> index_;
   std::unique_ptr<Queue> queue_;
+  std::unique_ptr<SnapshotState> snapshot_;
 };
 
 }  // namespace neardup

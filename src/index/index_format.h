@@ -28,15 +28,20 @@ inline constexpr size_t kIndexSettingsSizeOffset = 56;  // version 2
 inline constexpr uint32_t kIndexMaxSettingsBytes = 4096;
 // Rows are numbered by uint32_t, the last value is kept free.
 inline constexpr uint64_t kIndexMaxCount = 0xFFFFFFFEu;
+// More sections than any kind of file has (fingerprints: 2 + 3 * 70 at most; online indexes:
+// 11 + 3 * 64).
+inline constexpr uint32_t kIndexMaxSections = 256;
 
 // The file kind field (version 2; version 1 files are all kIndexFingerprints).
 enum IndexFileKindCode : uint32_t {
   kIndexFingerprints = 1,  // SimHash fingerprints in permuted tables
   kIndexSignatures = 2,    // accurate-method signatures: sketches and band keys
+  kIndexOnline = 3,        // the whole state of an OnlineIndex (OnlineIndex::Save)
 };
 
 // The kind field of a section table entry. Fingerprint files: ids, codes, then for each table:
-// directory, fragments, rows. Signature files: ids, codes, sketches, band keys.
+// directory, fragments, rows. Signature files: ids, codes, sketches, band keys. Online index files:
+// online/index_snapshot.cc (doc/index_format.md gives the order).
 enum IndexSectionKind : uint32_t {
   kIndexIds = 1,
   kIndexCodes = 2,
@@ -45,6 +50,17 @@ enum IndexSectionKind : uint32_t {
   kIndexRows = 5,
   kIndexSketches = 6,
   kIndexBandKeys = 7,
+  kIndexState = 8,
+  kIndexIdBytes = 9,
+  kIndexIdOffsets = 10,
+  kIndexIdSlots = 11,
+  kIndexRemovedRows = 12,
+  kIndexEmptyRows = 13,
+  kIndexBufferRows = 14,
+  kIndexBufferKeys = 15,
+  kIndexBufferChains = 16,
+  kIndexBandEntries = 17,
+  kIndexBufferSlots = 18,
 };
 
 }  // namespace neardup::index_internal

@@ -31,6 +31,10 @@ Result<Header> ParseHeader(const FileBytes& file, const std::string& path) {
   auto corrupt = [&](const std::string& what) { return Status::Corruption(path + ": " + what); };
   auto common = index_internal::ParseCommonHeader(file, path);
   if (!common.ok()) return common.status();
+  if (common->kind == index_internal::kIndexOnline) {
+    return Status::InvalidArgument(
+        path + ": an online index file, not fingerprints (OnlineIndex::Load reads it)");
+  }
   if (common->kind != index_internal::kIndexFingerprints) {
     return Status::InvalidArgument(path +
                                    ": an index of the accurate method (signatures, not "

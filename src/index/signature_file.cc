@@ -52,6 +52,7 @@ Result<IndexFileInfo> ReadIndexFileInfo(const std::string& path) {
   IndexFileInfo info;
   info.version = header->version;
   info.kind = header->kind == index_internal::kIndexSignatures ? IndexFileKind::kSignatures
+              : header->kind == index_internal::kIndexOnline   ? IndexFileKind::kOnlineIndex
                                                                : IndexFileKind::kFingerprints;
   info.settings = header->settings;
   info.documents = header->count;
@@ -100,6 +101,10 @@ Result<SignatureSet> LoadSignatureIndex(const std::string& path, bool verify_che
   const FileBytes& file = **opened;
   auto header = index_internal::ParseCommonHeader(file, path);
   if (!header.ok()) return header.status();
+  if (header->kind == index_internal::kIndexOnline) {
+    return Status::InvalidArgument(
+        path + ": an online index file, not signatures (OnlineIndex::Load reads it)");
+  }
   if (header->kind != index_internal::kIndexSignatures) {
     return Status::InvalidArgument(path +
                                    ": an index of SimHash fingerprints, not of signatures "

@@ -55,7 +55,7 @@ void OutputFile::Block::operator()(char* p) const { std::free(p); }
 
 OutputFile::~OutputFile() { Discard(); }
 
-Status OutputFile::Open(const std::string& path) {
+Status OutputFile::Open(const std::string& path, bool keep_in_cache) {
   if (fd_ >= 0 || !temp_path_.empty()) return Status::FailedPrecondition(path_ + ": already open");
   path_ = path;
   finished_ = failed_ = direct_ = false;
@@ -113,8 +113,10 @@ Status OutputFile::Open(const std::string& path) {
     return Status::ResourceExhausted(path + ": cannot allocate the output buffers");
   }
 #ifdef O_DIRECT
-  const int flags = ::fcntl(fd_, F_GETFL);
-  direct_ = flags >= 0 && ::fcntl(fd_, F_SETFL, flags | O_DIRECT) == 0;
+  if (!keep_in_cache) {
+    const int flags = ::fcntl(fd_, F_GETFL);
+    direct_ = flags >= 0 && ::fcntl(fd_, F_SETFL, flags | O_DIRECT) == 0;
+  }
 #endif
   return Status::OK();
 }

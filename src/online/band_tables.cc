@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <string>
 #include <thread>
 #include <utility>
 
@@ -280,6 +281,180 @@ size_t BandTables::memory_bytes() const {
   }
   bytes += (fresh_.capacity() + scratch_.capacity()) * sizeof(uint64_t);
   return bytes;
+}
+
+BandTables::RunLayout BandTables::run_layout(size_t band) const {
+  const Run& run = tables_[band].main;
+  return {run.count, run.max_row, static_cast<uint32_t>(run.prefix_bits),
+          static_cast<uint32_t>(run.width)};
+}
+
+std::span<const uint8_t> BandTables::run_entries(size_t band) const {
+  const Run& run = tables_[band].main;
+  return {run.bytes.data(), run.count * run.width};
+}
+
+std::span<const uint32_t> BandTables::run_directory(size_t band) const {
+  return tables_[band].main.directory;
+}
+
+std::span<const uint64_t> BandTables::buffer_slots(size_t band) const {
+  return tables_[band].slots;
+}
+
+BandTables::BufferLayout BandTables::buffer_layout() const {
+  return {buffer_first_, buffer_started_, main_rows_, purged_removed_};
+}
+
+namespace {
+
+Status Corrupt(const std::string& what) { return Status::Corruption("band tables: " + what); }
+
+}  // namespace
+
+Status BandTables::RestoreBand(size_t j, RestoredBand* in, uint32_t rows,
+                               std::vector<uint8_t>* reached) {
+  const std::string band = "band " + std::to_string(j) + ": ";
+  const RunLayout& layout = in->layout;
+  Run& run = tables_[j].main;
+  if (in->directory.empty()) {
+    // Never laid out: no entries yet.
+    if (layout.count != 0 || layout.max_row != 0 || layout.prefix_bits != 0 || layout.width != 8)
+      return Corrupt(band + "a layout without a directory");
+  } else {
+    if (layout.prefix_bits > 26 || layout.width < 1 || layout.width > 8 ||
+        layout.width * 8 <= 32 - layout.prefix_bits ||
+        in->directory.size() != (size_t{1} << layout.prefix_bits) + 1) {
+      return Corrupt(band + "a layout of " + std::to_string(layout.prefix_bits) +
+                     " directory bits and " + std::to_string(layout.width) + "-byte entries");
+    }
+    if (rows == 0 ? layout.max_row != 0 : layout.max_row >= rows)
+      return Corrupt(band + "highest row " + std::to_string(layout.max_row));
+    run.count = layout.count;
+    run.max_row = layout.max_row;
+    run.prefix_bits = static_cast<int>(layout.prefix_bits);
+    run.low_bits = 32 - run.prefix_bits;
+    run.width = layout.width;
+    run.row_bits = static_cast<int>(run.width) * 8 - run.low_bits;
+    run.mask = run.width == 8 ? ~uint64_t{0} : (uint64_t{1} << (run.width * 8)) - 1;
+    run.bytes = std::move(in->entries);
+    std::memset(run.bytes.data() + run.count * run.width, 0, 8);
+    run.directory = std::move(in->directory);
+    const std::vector<uint32_t>& dir = run.directory;
+    if (dir[0] != 0 || dir.back() != run.count)
+      return Corrupt(band + "the directory does not span the " + std::to_string(run.count) +
+                     " entries");
+    const uint64_t row_mask = (uint64_t{1} << run.row_bits) - 1;
+    for (size_t b = 0; b + 1 < dir.size(); ++b) {
+      if (dir[b + 1] < dir[b]) return Corrupt(band + "directory entry " + std::to_string(b + 1));
+      uint64_t previous = 0;
+      for (size_t i = dir[b]; i < dir[b + 1]; ++i) {
+        const uint64_t v = run.Load(i);
+        if ((v & row_mask) >= rows || v < previous) {
+          return Corrupt(band + "entry " + std::to_string(i) +
+                         (v < previous ? " is out of order" : " has a row past the rows"));
+        }
+        previous = v;
+      }
+    }
+  }
+  // The buffer: each slot heads the chain of its key's rows, found by a lookup of the key; each
+  // row of the buffer is reached once, from its key's slot or from a later row of that key.
+  Band& table = tables_[j];
+  table.slots = std::move(in->slots);
+  const std::vector<uint64_t>& slots = table.slots;
+  reached->assign(buffer_present_.size(), 0);
+  table.used = 0;
+  for (size_t s = 0; s < slots.size(); ++s) {
+    const auto head = static_cast<uint32_t>(slots[s]);
+    if (head == kNone) continue;
+    ++table.used;
+    const auto key = static_cast<uint32_t>(slots[s] >> 32);
+    const size_t index = head - buffer_first_;
+    if (head < buffer_first_ || index >= buffer_present_.size() || buffer_present_[index] == 0 ||
+        buffer_keys_[index * bands_ + j] != key || (*reached)[index]++ != 0) {
+      return Corrupt(band + "buffer slot " + std::to_string(s) + " holds row " +
+                     std::to_string(head) + ", not a buffer row of its key");
+    }
+  }
+  if (table.used >= slots.size() && !slots.empty())
+    return Corrupt(band + "a buffer without a free slot");
+  for (size_t s = 0; s < slots.size(); ++s) {
+    if (static_cast<uint32_t>(slots[s]) == kNone) continue;
+    const auto key = static_cast<uint32_t>(slots[s] >> 32);
+    size_t at = Home(key, slots.size());
+    while (static_cast<uint32_t>(slots[at]) != kNone &&
+           static_cast<uint32_t>(slots[at] >> 32) != key)
+      at = at + 1 == slots.size() ? 0 : at + 1;
+    if (at != s) return Corrupt(band + "buffer slot " + std::to_string(s) + " is out of reach");
+  }
+  for (size_t index = 0; index < buffer_present_.size(); ++index) {
+    const uint32_t next = next_[index * bands_ + j];
+    if (next != kNone && (*reached)[next - buffer_first_]++ != 0)
+      return Corrupt(band + "buffer row " + std::to_string(next) + " is chained twice");
+  }
+  for (size_t index = 0; index < buffer_present_.size(); ++index) {
+    if ((*reached)[index] != buffer_present_[index])
+      return Corrupt(band + "buffer row " + std::to_string(buffer_first_ + index) +
+                     " is not reached");
+  }
+  return Status::OK();
+}
+
+Result<std::unique_ptr<BandTables>> BandTables::Restore(
+    size_t bands, std::vector<RestoredBand> tables, const BufferLayout& buffer,
+    std::vector<uint8_t> present, std::vector<uint32_t> keys, std::vector<uint32_t> chains,
+    uint32_t rows, const RowBits& removed) {
+  if (tables.size() != bands) return Status::Internal("band tables: the bands disagree");
+  auto restored = std::make_unique<BandTables>(bands);
+  BandTables& t = *restored;
+  const size_t span = present.size();
+  if (buffer.started ? span == 0 || buffer.first > rows || span > rows - buffer.first : span != 0) {
+    return Corrupt("buffer rows " + std::to_string(buffer.first) + " and " + std::to_string(span) +
+                   " after, of " + std::to_string(rows));
+  }
+  if (keys.size() != span * bands || chains.size() != span * bands)
+    return Status::Internal("band tables: buffer arrays of other sizes");
+  for (size_t index = 0; index < span; ++index) {
+    if (present[index] > 1) return Corrupt("buffer row flag " + std::to_string(present[index]));
+    t.buffer_rows_ += present[index];
+    for (size_t j = 0; j < bands; ++j) {
+      const uint32_t next = chains[index * bands + j];
+      if (next == kNone) continue;
+      const size_t to = next - buffer.first;
+      if (present[index] == 0 || next < buffer.first || to >= index || present[to] == 0 ||
+          keys[to * bands + j] != keys[index * bands + j]) {
+        return Corrupt("band " + std::to_string(j) + ": the chain of buffer row " +
+                       std::to_string(buffer.first + index) + " leads to row " +
+                       std::to_string(next) + ", not an earlier row of its key");
+      }
+    }
+  }
+  if (buffer.purged_removed > removed.count()) return Corrupt("more rows purged than removed");
+  t.buffer_first_ = buffer.first;
+  t.buffer_started_ = buffer.started;
+  t.main_rows_ = buffer.main_rows;
+  t.purged_removed_ = buffer.purged_removed;
+  t.buffer_present_ = std::move(present);
+  t.buffer_keys_ = std::move(keys);
+  t.next_ = std::move(chains);
+
+  // The bands are independent: large tables are checked on two threads.
+  std::vector<Status> results(bands);
+  auto restore_bands = [&](size_t first_band, size_t step) {
+    std::vector<uint8_t> reached;
+    for (size_t j = first_band; j < bands; j += step)
+      results[j] = t.RestoreBand(j, &tables[j], rows, &reached);
+  };
+  if (rows >= 65536 && bands > 1) {
+    std::thread helper(restore_bands, 1, 2);
+    restore_bands(0, 2);
+    helper.join();
+  } else {
+    restore_bands(0, 1);
+  }
+  for (const Status& status : results) NEARDUP_RETURN_IF_ERROR(status);
+  return restored;
 }
 
 }  // namespace neardup::online_internal

@@ -26,9 +26,11 @@
 #include <cstdint>
 #include <cstring>
 #include <functional>
+#include <memory>
 #include <span>
 #include <vector>
 
+#include "neardup/status.h"
 #include "util/pod_array.h"
 #include "util/row_set.h"
 
@@ -89,6 +91,54 @@ class BandTables {
   bool KeysOf(uint32_t row, std::span<uint32_t> keys) const;
 
   size_t memory_bytes() const;
+
+  // Snapshots (online/index_snapshot.h) write the tables' arrays as they are and Restore them.
+  // A band's main table: its entries (count * width bytes) and directory (2^prefix_bits + 1
+  // offsets); and its buffer's slots.
+  struct RunLayout {
+    uint64_t count = 0;
+    uint32_t max_row = 0;
+    uint32_t prefix_bits = 0;
+    uint32_t width = 8;
+  };
+  RunLayout run_layout(size_t band) const;
+  std::span<const uint8_t> run_entries(size_t band) const;
+  std::span<const uint32_t> run_directory(size_t band) const;
+  std::span<const uint64_t> buffer_slots(size_t band) const;
+  // The buffer's rows: first .. first + present.size() - 1 (when started), and the counts that
+  // time the merges and the purges.
+  struct BufferLayout {
+    uint32_t first = 0;
+    bool started = false;
+    uint64_t main_rows = 0;
+    uint64_t purged_removed = 0;
+  };
+  BufferLayout buffer_layout() const;
+  std::span<const uint8_t> buffer_present() const { return buffer_present_; }
+  std::span<const uint32_t> buffer_keys() const { return buffer_keys_; }  // kNone in gaps
+  std::span<const uint32_t> buffer_chains() const { return next_; }
+
+  // A band as Restore takes it (entries: count * width bytes and 8 more, which it sets).
+  struct RestoredBand {
+    RunLayout layout;
+    util_internal::PodArray<uint8_t> entries;
+    std::vector<uint32_t> directory;
+    std::vector<uint64_t> slots;
+  };
+  // Tables of these arrays, for an index of `rows` rows with `removed` rows removed. Corruption
+  // saying what is wrong when they could not have been written by BandTables (a query or insert
+  // could then read outside them, loop, or miss a row): a layout whose entries cannot hold a key
+  // and a row, a directory that does not climb from 0 to count, entries out of order or of a row
+  // >= rows, buffer rows past `rows`, a chain that does not lead to an earlier buffer row of its
+  // key, a slot of a row outside the buffer or under another key or out of a lookup's reach, a
+  // buffer row reached twice or never, a slot table without a free slot. Checks the bands on two
+  // threads when they are large.
+  static Result<std::unique_ptr<BandTables>> Restore(size_t bands, std::vector<RestoredBand> tables,
+                                                     const BufferLayout& buffer,
+                                                     std::vector<uint8_t> present,
+                                                     std::vector<uint32_t> keys,
+                                                     std::vector<uint32_t> chains, uint32_t rows,
+                                                     const RowBits& removed);
 
  private:
   // A sorted run of (key, row) entries, packed: directory[b] = the first entry of bucket b (the
@@ -167,6 +217,8 @@ class BandTables {
     return static_cast<size_t>((static_cast<Wide>(h) * slots) >> 64);
   }
   void GrowSlots(Band* band);
+  // Restore's checks and moves of band j (the buffer's arrays restored already); reached: scratch.
+  Status RestoreBand(size_t j, RestoredBand* in, uint32_t rows, std::vector<uint8_t>* reached);
   // Sorts `values` by their top 32 bits, stably, using *scratch (made as large as values).
   static void SortByKey(std::vector<uint64_t>* values, std::vector<uint64_t>* scratch);
 

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "online/document_id.h"
+
 namespace neardup::online_internal {
 
 uint32_t IdIndex::Tag(std::string_view id) {
@@ -74,6 +76,79 @@ void IdIndex::Unlink(uint32_t row) {
   }
   slots_[hole] = uint64_t{kEmpty};
   --linked_;
+}
+
+Result<IdIndex> IdIndex::Restore(std::string bytes, std::vector<uint64_t> offsets,
+                                 std::vector<uint64_t> slots,
+                                 const util_internal::RowSet& removed) {
+  auto corrupt = [](const std::string& what) { return Status::Corruption("ids: " + what); };
+  if (offsets.empty() || offsets[0] != 0) return corrupt("the offsets do not start at 0");
+  const size_t rows = offsets.size() - 1;
+  if (rows >= kEmpty) return corrupt(std::to_string(rows) + " rows");
+  for (size_t r = 0; r < rows; ++r) {
+    if (offsets[r + 1] <= offsets[r] || offsets[r + 1] - offsets[r] > kMaxIdBytes) {
+      return corrupt("the id of row " + std::to_string(r) + " has offsets " +
+                     std::to_string(offsets[r]) + " to " + std::to_string(offsets[r + 1]));
+    }
+  }
+  if (offsets[rows] != bytes.size()) {
+    return corrupt("the offsets end at " + std::to_string(offsets[rows]) + ", the bytes at " +
+                   std::to_string(bytes.size()));
+  }
+  if (removed.count() > rows) return corrupt("more rows removed than stored");
+  const size_t live = rows - removed.count();
+  IdIndex index;
+  index.bytes_ = std::move(bytes);
+  index.offsets_ = std::move(offsets);
+  index.slots_ = std::move(slots);
+  const std::vector<uint64_t>& table = index.slots_;
+  const size_t n = table.size();
+  if (live * 5 > n * 4) {
+    return corrupt(std::to_string(live) + " ids in a table of " + std::to_string(n) + " slots");
+  }
+  // Every id's tag, in row order (the ids are read in order).
+  std::vector<uint32_t> tags(rows);
+  for (uint32_t row = 0; row < rows; ++row) tags[row] = Tag(index.id(row));
+  // A walk round the table from a free slot: each slot's distance from its home must lie inside
+  // the run of occupied slots that ends at it, so that a lookup from the home reaches it.
+  size_t start = 0;
+  while (start < n && RowOf(table[start]) != kEmpty) ++start;
+  if (start == n && n > 0) return corrupt("a table without a free slot");
+  std::vector<uint64_t> named((rows + 63) / 64, 0);
+  size_t linked = 0, run = 0;
+  for (size_t k = 1, s = start; k <= n; ++k) {
+    s = s + 1 == n ? 0 : s + 1;
+    // The tags of the rows a few slots on are fetched now, to be there when they are compared.
+    const size_t ahead = s + 16 < n ? s + 16 : n >= 16 ? s + 16 - n : s;
+    if (RowOf(table[ahead]) < rows) __builtin_prefetch(&tags[RowOf(table[ahead])]);
+    const uint32_t row = RowOf(table[s]);
+    if (row == kEmpty) {
+      run = 0;
+      continue;
+    }
+    ++run;
+    auto where = [s] { return "slot " + std::to_string(s); };
+    if (row >= rows) return corrupt(where() + " holds row " + std::to_string(row));
+    if (removed.Contains(row))
+      return corrupt(where() + " holds removed row " + std::to_string(row));
+    if ((named[row / 64] >> (row % 64)) & 1) {
+      return corrupt(where() + " holds row " + std::to_string(row) + " a second time");
+    }
+    named[row / 64] |= uint64_t{1} << (row % 64);
+    ++linked;
+    const uint32_t tag = TagOf(table[s]);
+    if (tag != tags[row])
+      return corrupt(where() + " holds another tag than the id of row " + std::to_string(row));
+    const size_t home = index.Home(tag);
+    if ((s >= home ? s - home : s + n - home) >= run) {
+      return corrupt(where() + " is out of the reach of a lookup of its id");
+    }
+  }
+  if (linked != live) {
+    return corrupt(std::to_string(linked) + " ids findable, " + std::to_string(live) + " stored");
+  }
+  index.linked_ = linked;
+  return index;
 }
 
 }  // namespace neardup::online_internal

@@ -16,6 +16,9 @@
 #include <string_view>
 #include <vector>
 
+#include "neardup/status.h"
+#include "util/row_set.h"
+
 namespace neardup::online_internal {
 
 class IdIndex {
@@ -60,6 +63,20 @@ class IdIndex {
     return bytes_.capacity() + offsets_.capacity() * sizeof(uint64_t) +
            slots_.capacity() * sizeof(uint64_t);
   }
+
+  // Snapshots (online/index_snapshot.h) write the arrays as they are and Restore them: the ids'
+  // bytes, their offsets (rows() + 1) and the slots (tag << 32 | row; kEmpty rows are free).
+  const std::string& bytes() const { return bytes_; }
+  const std::vector<uint64_t>& offsets() const { return offsets_; }
+  const std::vector<uint64_t>& slots() const { return slots_; }
+  // The index of these arrays, every row findable but those in `removed`. Corruption saying what
+  // is wrong when they could not have been written by an IdIndex: offsets that do not start at 0,
+  // go down, end elsewhere than at the bytes' end or make an id of 0 or over kMaxIdBytes bytes; a
+  // slot of a row >= rows(), of a removed row or of a row named twice, or whose tag is not its id's
+  // or which a lookup from the tag's home would not reach; rows that no slot names; the table over
+  // its load of 80%.
+  static Result<IdIndex> Restore(std::string bytes, std::vector<uint64_t> offsets,
+                                 std::vector<uint64_t> slots, const util_internal::RowSet& removed);
 
  private:
   // The top 32 bits of the id's XXH3 hash: its slot's tag and the source of its home.

@@ -1,7 +1,8 @@
 // The online index of neardup/online_index.h: one class for both methods. Rows number the inserts
 // (0, 1, ...); a row keeps its id (IdIndex), fingerprint, and for kAccurate its sketch in a chunked
 // arena and its band keys in BandTables; for kSimhash the fingerprint is in a PermutedTableIndex
-// under the row as its id. Removed rows stay as tombstones (their id is unlinked).
+// under the row as its id. Removed rows stay as tombstones (their id is unlinked). Save and Load
+// write and read this state as it is (online/index_snapshot.h).
 #include "neardup/online_index.h"
 
 #include <algorithm>
@@ -14,6 +15,7 @@
 #include "online/band_tables.h"
 #include "online/document_id.h"
 #include "online/id_index.h"
+#include "online/index_snapshot.h"
 #include "online/sketch_arena.h"
 
 namespace neardup {
@@ -31,7 +33,9 @@ namespace {
 using online_internal::BandTables;
 using online_internal::CheckId;
 using online_internal::IdIndex;
+using online_internal::IndexCounters;
 using online_internal::PrintableId;
+using online_internal::RestoredIndex;
 using online_internal::RowBits;
 using online_internal::SketchArena;
 
@@ -47,6 +51,29 @@ class OnlineIndexImpl final : public OnlineIndex {
         bands_(accurate_ ? std::make_unique<BandTables>(signer_->bands()) : nullptr),
         simhash_index_(std::move(simhash_index)),
         sketches_(std::move(sketches)) {}
+
+  // The index of a snapshot's state; for kSimhash, simhash_index holds its live rows.
+  OnlineIndexImpl(std::unique_ptr<DocumentSigner> signer, std::unique_ptr<Index> simhash_index,
+                  RestoredIndex state)
+      : signer_(std::move(signer)),
+        accurate_(signer_->method() == DedupMethod::kAccurate),
+        sketch_bytes_(signer_->sketch_bytes()),
+        bands_(std::move(state.bands)),
+        simhash_index_(std::move(simhash_index)),
+        sketches_(std::move(state.sketches)),
+        ids_(std::move(state.ids)),
+        simhashes_(std::move(state.simhashes)),
+        removed_(std::move(state.removed)),
+        empty_(std::move(state.empty)),
+        live_(state.counters.live),
+        empty_live_(state.counters.empty_live),
+        inserts_(state.counters.inserts),
+        removes_(state.counters.removes) {
+    query_counts_[0] = state.counters.queries.queries;
+    query_counts_[1] = state.counters.queries.lookups;
+    query_counts_[2] = state.counters.queries.candidates;
+    query_counts_[3] = state.counters.queries.matches;
+  }
 
   void Reserve(uint64_t documents) {
     if (documents == 0 || documents > kMaxRows) return;
@@ -230,11 +257,24 @@ class OnlineIndexImpl final : public OnlineIndex {
     if (sketches_ != nullptr) stats.memory_bytes += sketches_->memory_bytes();
     if (accurate_) stats.memory_bytes += bands_->memory_bytes();
     if (simhash_index_ != nullptr) stats.memory_bytes += simhash_index_->Stats().memory_bytes;
-    stats.queries.queries = query_counts_[0].load(std::memory_order_relaxed);
-    stats.queries.lookups = query_counts_[1].load(std::memory_order_relaxed);
-    stats.queries.candidates = query_counts_[2].load(std::memory_order_relaxed);
-    stats.queries.matches = query_counts_[3].load(std::memory_order_relaxed);
+    stats.queries = QueryCounts();
     return stats;
+  }
+
+  // The simhash index is left out: its tables are built again at Load (and its background merges
+  // may hold its lock, in a child of fork() too).
+  Status Save(OutputFile* out) const override {
+    std::shared_lock lock(mutex_);
+    online_internal::IndexView view;
+    view.signer = signer_.get();
+    view.ids = &ids_;
+    view.simhashes = &simhashes_;
+    view.removed = &removed_;
+    view.empty = &empty_;
+    view.bands = bands_.get();
+    view.sketches = sketches_.get();
+    view.counters = IndexCounters{live_, empty_live_, inserts_, removes_, QueryCounts()};
+    return online_internal::WriteSnapshot(view, out);
   }
 
  private:
@@ -362,6 +402,15 @@ class OnlineIndexImpl final : public OnlineIndex {
     return out;
   }
 
+  OnlineQueryStats QueryCounts() const {
+    OnlineQueryStats counts;
+    counts.queries = query_counts_[0].load(std::memory_order_relaxed);
+    counts.lookups = query_counts_[1].load(std::memory_order_relaxed);
+    counts.candidates = query_counts_[2].load(std::memory_order_relaxed);
+    counts.matches = query_counts_[3].load(std::memory_order_relaxed);
+    return counts;
+  }
+
   // Counters, not a lock: every query adds to them, from many threads at once.
   void RecordStats(const OnlineQueryStats& stats) const {
     query_counts_[0].fetch_add(stats.queries, std::memory_order_relaxed);
@@ -412,6 +461,32 @@ Result<std::unique_ptr<OnlineIndex>> OnlineIndex::Create(const OnlineIndexOption
                                                  std::move(sketches));
   index->Reserve(options.expected_documents);
   return std::unique_ptr<OnlineIndex>(std::move(index));
+}
+
+Result<std::unique_ptr<OnlineIndex>> OnlineIndex::Load(const std::string& path,
+                                                       const OnlineIndexOptions& options) {
+  auto signer = DocumentSigner::Create(options.method);
+  if (!signer.ok()) return signer.status();
+  auto state = online_internal::ReadSnapshot(path, **signer, options.sketch_directory);
+  if (!state.ok()) return state.status();
+  std::unique_ptr<Index> simhash_index;
+  if ((*signer)->method() == DedupMethod::kSimhash) {
+    // The permuted tables of the live documents with features, under their rows.
+    std::vector<uint64_t> rows, codes;
+    for (uint32_t row = 0; row < state->simhashes.size(); ++row) {
+      if (state->removed.Contains(row) || state->empty.Contains(row)) continue;
+      rows.push_back(row);
+      codes.push_back(state->simhashes[row]);
+    }
+    IndexOptions index_options;
+    index_options.max_k = (*signer)->options().k;
+    index_options.expected_size = std::max<uint64_t>(options.expected_documents, rows.size());
+    auto index = BuildPermutedTableIndex(rows, codes, index_options);
+    if (!index.ok()) return index.status().WithContext(path);
+    simhash_index = std::move(*index);
+  }
+  return std::unique_ptr<OnlineIndex>(std::make_unique<OnlineIndexImpl>(
+      std::move(*signer), std::move(simhash_index), std::move(*state)));
 }
 
 }  // namespace neardup

@@ -51,21 +51,25 @@ SketchArena::~SketchArena() {
   if (fd_ >= 0) ::close(fd_);
 }
 
-Status SketchArena::Flush() {
-  const uint8_t* data = buffer_.get();
-  size_t left = (buffer_end_ - buffer_first_) * sketch_bytes_;
-  auto offset = static_cast<off_t>(buffer_first_ * sketch_bytes_);
-  while (left > 0) {
-    const ssize_t n = ::pwrite(fd_, data, left, offset);
+Status SketchArena::WriteAt(const uint8_t* data, size_t size, uint64_t at) {
+  auto offset = static_cast<off_t>(at);
+  while (size > 0) {
+    const ssize_t n = ::pwrite(fd_, data, size, offset);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) {
       return Status::IOError(directory_ + ": cannot write the sketch file: " +
                              (n < 0 ? std::strerror(errno) : "no progress"));
     }
     data += n;
-    left -= static_cast<size_t>(n);
+    size -= static_cast<size_t>(n);
     offset += n;
   }
+  return Status::OK();
+}
+
+Status SketchArena::Flush() {
+  NEARDUP_RETURN_IF_ERROR(WriteAt(buffer_.get(), (buffer_end_ - buffer_first_) * sketch_bytes_,
+                                  buffer_first_ * sketch_bytes_));
   file_bytes_ = std::max<uint64_t>(file_bytes_, buffer_end_ * sketch_bytes_);
   buffer_first_ = buffer_end_;
   return Status::OK();
@@ -109,6 +113,55 @@ const uint8_t* SketchArena::Read(uint32_t row, uint8_t* scratch, Status* error) 
     done += static_cast<size_t>(n);
   }
   return scratch;
+}
+
+const uint8_t* SketchArena::ReadBlock(uint64_t first, size_t count, uint8_t* scratch,
+                                      Status* error) const {
+  if (fd_ < 0) {
+    if (first / kChunkRows < chunks_.size())
+      return chunks_[first / kChunkRows].get() + (first % kChunkRows) * sketch_bytes_;
+    return scratch;  // rows past every sketch: none of them has one
+  }
+  // The file holds the rows below file_bytes_ (but those still in the buffer, which may be newer);
+  // the buffer the rest; rows in neither have no sketch.
+  const uint64_t begin = first * sketch_bytes_;
+  const uint64_t end = std::min<uint64_t>((first + count) * sketch_bytes_, file_bytes_);
+  for (uint64_t done = begin; done < end;) {
+    const ssize_t n = ::pread(fd_, scratch + (done - begin), end - done, static_cast<off_t>(done));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      *error = Status::IOError(directory_ + ": cannot read the sketch file: " +
+                               (n < 0 ? std::strerror(errno) : "short file"));
+      return nullptr;
+    }
+    done += static_cast<uint64_t>(n);
+  }
+  const uint64_t from = std::max(first, buffer_first_);
+  const uint64_t to = std::min(first + count, buffer_end_);
+  if (from < to) {
+    std::memcpy(scratch + (from - first) * sketch_bytes_,
+                buffer_.get() + (from - buffer_first_) * sketch_bytes_,
+                (to - from) * sketch_bytes_);
+  }
+  return scratch;
+}
+
+std::vector<std::span<uint8_t>> SketchArena::AllocateRows(uint64_t rows) {
+  std::vector<std::span<uint8_t>> spans;
+  for (uint64_t first = 0; first < rows; first += kChunkRows) {
+    // The part to be filled is mapped at once; the rest of the last chunk as later rows come.
+    const size_t bytes = std::min<uint64_t>(kChunkRows, rows - first) * sketch_bytes_;
+    chunks_.push_back(std::make_unique_for_overwrite<uint8_t[]>(kChunkRows * sketch_bytes_));
+    util_internal::PrefaultForWrite(chunks_.back().get(), bytes);
+    spans.emplace_back(chunks_.back().get(), bytes);
+  }
+  return spans;
+}
+
+Status SketchArena::WriteRestored(uint64_t offset, std::span<const uint8_t> bytes) {
+  NEARDUP_RETURN_IF_ERROR(WriteAt(bytes.data(), bytes.size(), offset));
+  file_bytes_ = std::max<uint64_t>(file_bytes_, offset + bytes.size());
+  return Status::OK();
 }
 
 size_t SketchArena::memory_bytes() const {

@@ -17,6 +17,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -42,6 +43,20 @@ class SketchArena {
   // read from the file; null with *error set when the read failed.
   const uint8_t* Read(uint32_t row, uint8_t* scratch, Status* error) const;
 
+  // Snapshots (online/index_snapshot.h). The sketches of rows first .. first + count - 1, which
+  // lie in one block of kBlockRows (first a multiple of it): a pointer into the arena, or into
+  // `scratch` (count * sketch_bytes bytes) where they were read from the file. Rows without a
+  // sketch read as anything. Null with *error set when a read failed. Reads the file with
+  // pread() only: it may be called in a child process of a fork(), on the parent's file.
+  static constexpr size_t kBlockRows = 4096;
+  const uint8_t* ReadBlock(uint64_t first, size_t count, uint8_t* scratch, Status* error) const;
+  // Restoring an empty arena in memory: room for the sketches of rows 0 .. rows - 1, as spans that
+  // follow one another (rows * sketch_bytes bytes in all), to be filled by the caller.
+  std::vector<std::span<uint8_t>> AllocateRows(uint64_t rows);
+  // Restoring an empty arena in a file: writes bytes of the sketches of rows 0, 1, ... laid end to
+  // end, at `offset` of them. IOError as Append.
+  Status WriteRestored(uint64_t offset, std::span<const uint8_t> bytes);
+
   bool in_file() const { return fd_ >= 0; }
   // Bytes held in memory, and in the file.
   size_t memory_bytes() const;
@@ -52,8 +67,11 @@ class SketchArena {
 
   // Writes the buffer's rows to the file.
   Status Flush();
+  // pwrite() of all the bytes at offset; IOError naming the directory.
+  Status WriteAt(const uint8_t* data, size_t size, uint64_t offset);
 
   static constexpr size_t kChunkRows = 65536;
+  static_assert(kChunkRows % kBlockRows == 0);
   static constexpr size_t kBufferRows = 4096;
 
   const size_t sketch_bytes_;

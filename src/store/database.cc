@@ -48,8 +48,10 @@ rocksdb::Options DatabaseOptions(bool create) {
 Status OpenDatabase(const std::string& dir, bool read_only, bool create, Database* database,
                     bool tables, uint64_t cache_bytes) {
   rocksdb::Options options = DatabaseOptions(create);
-  // A writable open makes the attachments' family when the store has none (stores made before it).
+  // A writable open makes the attachments' and removals' families when the store has none (stores
+  // made before them).
   bool attachments = !read_only;
+  bool removals = !read_only;
   if (!create) {
     std::vector<std::string> names;
     // A failure here (no store, a damaged MANIFEST) is reported by the open below.
@@ -57,6 +59,7 @@ Status OpenDatabase(const std::string& dir, bool read_only, bool create, Databas
       tables = std::find(names.begin(), names.end(), kTablesFamily) != names.end();
       if (std::find(names.begin(), names.end(), kAttachmentsFamily) != names.end())
         attachments = true;
+      if (std::find(names.begin(), names.end(), kRemovalsFamily) != names.end()) removals = true;
     }
     if (!read_only) options.create_missing_column_families = true;
   }
@@ -79,6 +82,7 @@ Status OpenDatabase(const std::string& dir, bool read_only, bool create, Databas
   };
   if (tables) families.push_back({kTablesFamily, rocksdb::ColumnFamilyOptions(options)});
   if (attachments) families.push_back({kAttachmentsFamily, rocksdb::ColumnFamilyOptions(options)});
+  if (removals) families.push_back({kRemovalsFamily, rocksdb::ColumnFamilyOptions(options)});
   rocksdb::DB* db = nullptr;
   const rocksdb::Status status =
       read_only ? rocksdb::DB::OpenForReadOnly(options, dir, families, &database->handles, &db)
@@ -89,7 +93,9 @@ Status OpenDatabase(const std::string& dir, bool read_only, bool create, Databas
   database->ids = database->handles[2];
   database->documents = database->handles[3];
   if (tables) database->tables = database->handles[4];
-  if (attachments) database->attachments = database->handles.back();
+  size_t next = tables ? 5 : 4;
+  if (attachments) database->attachments = database->handles[next++];
+  if (removals) database->removals = database->handles[next++];
   return Status::OK();
 }
 

@@ -35,6 +35,7 @@ struct Database {
   rocksdb::ColumnFamilyHandle* tables = nullptr;  // disk-resident stores only
   // Null in a read-only open of a store that has none yet.
   rocksdb::ColumnFamilyHandle* attachments = nullptr;
+  rocksdb::ColumnFamilyHandle* removals = nullptr;
   std::shared_ptr<rocksdb::Cache> cache;  // disk-resident stores only: the block cache
   // Flush the memtables into table files at close, so that the next open has no log to replay
   // (set for the store's own read-write open).

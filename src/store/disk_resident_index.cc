@@ -277,6 +277,11 @@ Status DiskResidentIndex::ForEach(
   return Status::OK();
 }
 
+Status DiskResidentIndex::Save(OutputFile*) const {
+  return Status::NotSupported(dir_ + ": a disk-resident index keeps its tables in the database, " +
+                              "not in memory: it has no snapshot to save");
+}
+
 OnlineIndexStats DiskResidentIndex::Stats() const {
   std::shared_lock lock(mutex_);
   OnlineIndexStats stats;

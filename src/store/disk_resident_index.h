@@ -53,6 +53,8 @@ class DiskResidentIndex final : public OnlineIndex {
   // In row order from the database, then the overlay's inserts.
   Status ForEach(const std::function<void(std::string_view, const Signature&)>& fn) const override;
   OnlineIndexStats Stats() const override;
+  // NotSupported: the tables are in the database, not in memory.
+  Status Save(OutputFile* out) const override;
 
   const SimhashTables& tables() const { return tables_; }
 

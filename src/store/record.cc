@@ -85,6 +85,25 @@ std::optional<uint32_t> DecodeFixed32(std::string_view bytes) {
   return static_cast<uint32_t>(GetLittleEndian(bytes.data(), 4));
 }
 
+std::string EncodeSnapshotRef(const SnapshotRef& ref) {
+  return EncodeFixed64(ref.rows) + EncodeFixed64(ref.removals) + ref.file;
+}
+
+std::optional<SnapshotRef> DecodeSnapshotRef(std::string_view bytes) {
+  if (bytes.size() < 17) return std::nullopt;
+  SnapshotRef ref;
+  ref.rows = *DecodeFixed64(bytes.substr(0, 8));
+  ref.removals = *DecodeFixed64(bytes.substr(8, 8));
+  ref.file = std::string(bytes.substr(16));
+  if (ref.file != SnapshotFileName(ref.rows, ref.removals)) return std::nullopt;
+  return ref;
+}
+
+std::string SnapshotFileName(uint64_t rows, uint64_t removals) {
+  return std::string(kSnapshotPrefix) + std::to_string(rows) + "-" + std::to_string(removals) +
+         ".ndx";
+}
+
 uint32_t SettingsStamp(std::string_view settings_line) {
   return XXH32(settings_line.data(), settings_line.size(), 0);
 }

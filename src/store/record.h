@@ -28,9 +28,16 @@ inline constexpr const char* kTablesFamily = "tables";
 // Row -> the document's attachment (opaque bytes the caller stores beside it; none: no key). Made
 // in a store that lacks it at its first writable open.
 inline constexpr const char* kAttachmentsFamily = "attachments";
+// The removal log: removal number (8 bytes big-endian) -> the removed document's id, written in the
+// batch of each remove, so that a snapshot of the in-memory index plus the removals and documents
+// after it gives the index back (doc/store.md, "Snapshots"). Made like the attachments' family.
+inline constexpr const char* kRemovalsFamily = "removals";
 inline constexpr std::string_view kFormatVersionKey = "format_version";
 inline constexpr std::string_view kSettingsKey = "settings";
 inline constexpr std::string_view kNextRowKey = "next_row";
+// The next removal number (uint64 LE), and the snapshot the index loads from (EncodeSnapshotRef).
+inline constexpr std::string_view kNextRemovalKey = "next_removal";
+inline constexpr std::string_view kSnapshotKey = "snapshot";
 // Disk-resident stores only: "disk" in kIndexKey, the tables' design (DesignText), and the counts
 // of stored documents and of those without features, written with every change (a count at open
 // would read every document).
@@ -50,6 +57,22 @@ std::string EncodeFixed64(uint64_t value);
 std::string EncodeFixed32(uint32_t value);
 std::optional<uint64_t> DecodeFixed64(std::string_view bytes);  // exactly 8 bytes
 std::optional<uint32_t> DecodeFixed32(std::string_view bytes);  // exactly 4 bytes
+
+// The snapshot the in-memory index loads from (meta/snapshot): the rows (every row below `rows`)
+// and removals (every removal number below `removals`) it covers, and its file's name in the
+// store's directory. Encoded as rows and removals (uint64 LE each), then the name's bytes.
+struct SnapshotRef {
+  uint64_t rows = 0;
+  uint64_t removals = 0;
+  std::string file;
+};
+std::string EncodeSnapshotRef(const SnapshotRef& ref);
+// nullopt when malformed (shorter than 17 bytes, or a name that is not SnapshotFileName's).
+std::optional<SnapshotRef> DecodeSnapshotRef(std::string_view bytes);
+// "snapshot-ROWS-REMOVALS.ndx": a new name for each cut, so that a snapshot never replaces the one
+// in use before the database points to it.
+std::string SnapshotFileName(uint64_t rows, uint64_t removals);
+inline constexpr std::string_view kSnapshotPrefix = "snapshot-";
 
 // The stamp of a settings line in every record: XXH32 of its bytes, seed 0.
 uint32_t SettingsStamp(std::string_view settings_line);

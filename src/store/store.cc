@@ -51,7 +51,8 @@ Store::Store(std::string path, FsyncMode fsync, bool disk_resident)
     : path_(std::move(path)),
       fsync_(fsync),
       disk_resident_(disk_resident),
-      queue_(std::make_unique<Queue>()) {}
+      queue_(std::make_unique<Queue>()),
+      snapshot_(std::make_unique<SnapshotState>()) {}
 
 Store::~Store() { db_.reset(); }
 
@@ -62,7 +63,7 @@ Status Store::Write(Writer* writer) {
   // group written while the next is applied, and the writers arriving meanwhile join the group
   // after (bigger groups, fewer syncs; with more groups in flight, hundreds of concurrent writers
   // made groups of one or two, each a sync, and the waits for their turn a thundering herd).
-  while (!writer->done && (writer != queue_->writers.front() ||
+  while (!writer->done && (writer != queue_->writers.front() || queue_->paused ||
                            queue_->tickets - queue_->written >= kGroupsInFlight))
     writer->wake.wait(lock);
   if (writer->done) return writer->status;
@@ -83,9 +84,11 @@ Status Store::Write(Writer* writer) {
   if (removes) {
     while (queue_->written != queue_->tickets) queue_->turn.wait(lock);
   }
+  queue_->applying = true;
   lock.unlock();
   PendingWrite pending = ApplyGroup(group);
   lock.lock();
+  queue_->applying = false;
   // The next group may be applied while this one is written; writes keep the order of tickets.
   const uint64_t ticket = queue_->tickets++;
   for (size_t i = 0; i < group.size(); ++i) queue_->writers.pop_front();
@@ -118,6 +121,7 @@ Store::PendingWrite Store::ApplyGroup(std::span<Writer* const> group) {
   std::vector<Undo>& undo = pending.undo;
   std::unordered_map<std::string, uint64_t> rows;  // ids inserted by this group
   uint64_t next_row = queue_->applied_row;
+  const uint64_t first_removal = queue_->applied_removal;
   rocksdb::Status put;
   for (Writer* writer : group) {
     writer->status = Status::OK();
@@ -146,6 +150,8 @@ Store::PendingWrite Store::ApplyGroup(std::span<Writer* const> group) {
       if (put.ok()) put = batch.Delete(rocks.ids, id);
       if (put.ok()) put = batch.Delete(rocks.documents, store::RowKey(*row));
       if (put.ok()) put = batch.Delete(rocks.attachments, store::RowKey(*row));
+      if (put.ok() && !disk_resident_)
+        put = batch.Put(rocks.removals, store::RowKey(queue_->applied_removal++), id);
       if (put.ok() && disk != nullptr) put = disk->DeleteEntries(&batch, *row, *signature);
       rows.erase(id);
       undo.push_back({true, id, std::move(*signature)});
@@ -185,6 +191,10 @@ Store::PendingWrite Store::ApplyGroup(std::span<Writer* const> group) {
   pending.next_row = next_row;
   if (!undo.empty() && put.ok())
     put = batch.Put(rocks.meta, store::kNextRowKey, store::EncodeFixed64(next_row));
+  if (queue_->applied_removal != first_removal && put.ok()) {
+    put = batch.Put(rocks.meta, store::kNextRemovalKey,
+                    store::EncodeFixed64(queue_->applied_removal));
+  }
   if (!undo.empty() && put.ok() && disk != nullptr) put = disk->PutCounts(&batch);
   if (!put.ok()) pending.status = store::ToStatus(put, path_, "write");
   return pending;
@@ -354,17 +364,43 @@ StoreStats Store::Stats() const {
     stats.table_design = DiskIndexOf(true, index_.get())->tables().design().ToString();
   std::error_code error;
   for (const auto& entry : std::filesystem::directory_iterator(path_, error)) {
-    if (entry.is_regular_file(error)) stats.disk_bytes += entry.file_size(error);
+    if (!entry.is_regular_file(error)) continue;
+    const uint64_t bytes = entry.file_size(error);
+    stats.disk_bytes += bytes;
+    if (entry.path().extension() == ".log") stats.log_bytes += bytes;
   }
+  stats.snapshot_rows = snapshot_->rows.load();
+  stats.snapshot_removals = snapshot_->removals.load();
+  stats.snapshot_bytes = snapshot_->bytes.load();
+  stats.snapshot_time = snapshot_->time.load();
+  stats.snapshot_seconds = static_cast<double>(snapshot_->nanoseconds.load()) / 1e9;
+  stats.snapshot_pause_seconds = static_cast<double>(snapshot_->pause_nanoseconds.load()) / 1e9;
+  stats.loaded_from = snapshot_->loaded_from;
+  stats.load_seconds = snapshot_->load_seconds;
+  stats.snapshot_skipped = snapshot_->skipped;
   return stats;
 }
 
 Status Store::Checkpoint(const std::string& dir) const {
+  // The snapshot the database points to goes with it (hard-linked, or copied), so that the copy
+  // opens as fast; without it the copy rebuilds its index.
+  std::lock_guard<std::mutex> hold(snapshot_->mutex);
   rocksdb::Checkpoint* checkpoint = nullptr;
   rocksdb::Status status = rocksdb::Checkpoint::Create(db_->rocks.db.get(), &checkpoint);
   if (status.ok()) status = checkpoint->CreateCheckpoint(dir);
   delete checkpoint;
   if (!status.ok()) return store::ToStatus(status, dir, "checkpoint");
+  if (!snapshot_->file.empty()) {
+    const std::filesystem::path from = std::filesystem::path(path_) / snapshot_->file;
+    const std::filesystem::path to = std::filesystem::path(dir) / snapshot_->file;
+    std::error_code error;
+    std::filesystem::create_hard_link(from, to, error);
+    if (error) {
+      error.clear();
+      std::filesystem::copy_file(from, to, error);
+    }
+    if (error) std::filesystem::remove(to, error);  // best effort: the copy rebuilds instead
+  }
   return Status::OK();
 }
 

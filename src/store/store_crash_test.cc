@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstring>
 #include <functional>
@@ -38,16 +39,27 @@ void Acknowledge(const std::string& id) {
   ASSERT_EQ(::write(1, line.data(), line.size()), static_cast<ssize_t>(line.size()));
 }
 
-// The writer: NEARDUP_STORE_CRASH_WRITER=MODE:ROUND:DIR, MODE an fsync mode or "disk" (a
-// disk-resident simhash store, kBatch). kAlways and kNever write one document at a time; kBatch
-// writes batches of 32 and, on a second thread, single documents at the same time.
+// A line "rmv ID" before the remove of ID is asked for (from then on ID may be there or not), and
+// "del ID" once it is acknowledged.
+void Say(const char* what, const std::string& id) {
+  const std::string line = what + (" " + id) + "\n";
+  ASSERT_EQ(::write(1, line.data(), line.size()), static_cast<ssize_t>(line.size()));
+}
+
+// The writer: NEARDUP_STORE_CRASH_WRITER=MODE:ROUND:DIR, MODE an fsync mode, "disk" (a
+// disk-resident simhash store, kBatch) or "snapshot" (kBatch, snapshots taken all the time on a
+// third thread, and every fifth single document removed again). kAlways and kNever write one
+// document at a time; kBatch writes batches of 32 and, on a second thread, single documents at the
+// same time.
 TEST(StoreCrashWriter, Write) {
   const char* variable = std::getenv(kWriterVariable);
   if (variable == nullptr) GTEST_SKIP() << "run by StoreCrashTest";
   const std::string spec = variable;
   const size_t first = spec.find(':'), second = spec.find(':', first + 1);
   const bool disk = spec.substr(0, first) == "disk";
-  const FsyncMode mode = disk ? FsyncMode::kBatch : *ParseFsyncMode(spec.substr(0, first));
+  const bool snapshots = spec.substr(0, first) == "snapshot";
+  const FsyncMode mode =
+      disk || snapshots ? FsyncMode::kBatch : *ParseFsyncMode(spec.substr(0, first));
   const std::string round = spec.substr(first + 1, second - first - 1);
   StoreOptions options;
   options.fsync = mode;
@@ -73,11 +85,20 @@ TEST(StoreCrashWriter, Write) {
     }
     return;
   }
+  std::atomic<bool> done{false};
+  std::thread snapshotter([&] {
+    while (snapshots && !done) ASSERT_TRUE((*store)->Snapshot().ok());
+  });
   std::thread single([&] {
     for (int i = 0; i < kLimit / 8; ++i) {
       const std::string id = "r" + round + "-t" + std::to_string(i);
       ASSERT_TRUE((*store)->Insert(id, TextOf(id)).ok());
       Acknowledge(id);
+      if (snapshots && i % 5 == 0) {
+        Say("rmv", id);
+        ASSERT_TRUE((*store)->Remove(id).ok());
+        Say("del", id);
+      }
     }
   });
   for (int b = 0; b < kLimit / 32; ++b) {
@@ -91,6 +112,8 @@ TEST(StoreCrashWriter, Write) {
     for (const SignedDocument& document : batch) Acknowledge(document.id);
   }
   single.join();
+  done = true;
+  snapshotter.join();
 }
 
 // An fsync mode, or "disk": a disk-resident store with kBatch.
@@ -101,8 +124,27 @@ TEST_P(StoreCrashTest, EveryAcknowledgedWriteSurvivesKill9) {
   const std::string dir = temp.Path("store");
   const int rounds = neardup::testing::Sanitized() ? 20 : 24;
   std::mt19937_64 rng(std::hash<std::string>()(GetParam()));
-  std::set<std::string> acknowledged;
-  int killed_before_any_ack = 0;
+  std::set<std::string> acknowledged, removed;
+  int killed_before_any_ack = 0, loaded_from_snapshot = 0;
+  // A line of the writer: an acknowledged insert or remove (false: not one).
+  auto take = [&](const char* line) {
+    const size_t size = std::strlen(line);
+    if (size < 5 || line[size - 1] != '\n') return false;  // a line cut by the kill is not one
+    const std::string id(line + 4, size - 5);
+    if (std::strncmp(line, "ack ", 4) == 0) {
+      acknowledged.insert(id);
+      return true;
+    }
+    if (std::strncmp(line, "rmv ", 4) == 0) {
+      acknowledged.erase(id);
+      return true;
+    }
+    if (std::strncmp(line, "del ", 4) == 0) {
+      removed.insert(id);
+      return true;
+    }
+    return false;
+  };
   for (int round = 0; round < rounds; ++round) {
     const std::string spec = GetParam() + ":" + std::to_string(round) + ":" + dir;
     pid_t pid = 0;
@@ -116,9 +158,7 @@ TEST_P(StoreCrashTest, EveryAcknowledgedWriteSurvivesKill9) {
     } else {
       while (std::fgets(line, sizeof line, out) != nullptr) {
         ASSERT_NE(std::strncmp(line, "OPEN FAILED", 11), 0) << line;
-        if (std::strncmp(line, "ack ", 4) != 0) continue;
-        acknowledged.insert(std::string(line + 4, std::strlen(line) - 5));
-        break;
+        if (take(line)) break;
       }
       std::this_thread::sleep_for(std::chrono::microseconds(rng() % 30000));
     }
@@ -128,11 +168,7 @@ TEST_P(StoreCrashTest, EveryAcknowledgedWriteSurvivesKill9) {
     size_t lines = 0;
     while (std::fgets(line, sizeof line, out) != nullptr) {
       ASSERT_NE(std::strncmp(line, "OPEN FAILED", 11), 0) << line;
-      const size_t size = std::strlen(line);
-      if (std::strncmp(line, "ack ", 4) != 0 || line[size - 1] != '\n')
-        continue;  // a line cut by the kill is not one
-      acknowledged.insert(std::string(line + 4, size - 5));
-      ++lines;
+      lines += take(line);
     }
     std::fclose(out);
     killed_before_any_ack += lines == 0;
@@ -147,6 +183,10 @@ TEST_P(StoreCrashTest, EveryAcknowledgedWriteSurvivesKill9) {
     ASSERT_TRUE(opened.ok()) << "round " << round << ": " << opened.status().ToString();
     std::unique_ptr<Store> store = std::move(*opened);
     ASSERT_EQ(store->Stats().disk_resident, GetParam() == "disk");
+    loaded_from_snapshot += store->Stats().loaded_from == "snapshot";
+    // Every acknowledged remove holds.
+    for (const std::string& id : removed)
+      ASSERT_FALSE(store->Contains(id)) << "round " << round << ": removed " << id << " is back";
     // Every acknowledged document is present; the signatures of this round's are compared with
     // their texts signed again, and of a sample of the earlier rounds' (signing them all each round
     // would take most of the test's time).
@@ -172,14 +212,22 @@ TEST_P(StoreCrashTest, EveryAcknowledgedWriteSurvivesKill9) {
     EXPECT_GE(store->Stats().index.documents, acknowledged.size());
   }
   EXPECT_GT(acknowledged.size(), 0u);
-  std::printf("%s: %d kills, %zu acknowledged documents, %d kills before any\n", GetParam().c_str(),
-              rounds, acknowledged.size(), killed_before_any_ack);
+  if (GetParam() == "snapshot") {
+    EXPECT_GT(loaded_from_snapshot, 0);
+    EXPECT_GT(removed.size(), 0u);
+  }
+  std::printf(
+      "%s: %d kills, %zu acknowledged documents, %zu removes, %d kills before any, %d opens from a "
+      "snapshot\n",
+      GetParam().c_str(), rounds, acknowledged.size(), removed.size(), killed_before_any_ack,
+      loaded_from_snapshot);
 }
 
 std::string ModeName(const ::testing::TestParamInfo<std::string>& param) { return param.param; }
 
 INSTANTIATE_TEST_SUITE_P(Modes, StoreCrashTest,
-                         ::testing::Values("always", "batch", "never", "disk"), ModeName);
+                         ::testing::Values("always", "batch", "never", "disk", "snapshot"),
+                         ModeName);
 
 }  // namespace
 }  // namespace neardup

@@ -12,6 +12,7 @@
 #include <mutex>
 #include <optional>
 #include <span>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -56,6 +57,8 @@ struct Store::PendingWrite {
 // DBImpl::Write), takes a ticket, lets the next front apply the next group, and writes its batch
 // when `written` reaches its ticket, so that batches reach the disk in the order they were applied.
 // Only the front writer touches applied_row; next_row counts rows durably handed out.
+// Snapshot() sets `paused` (no group is applied while it is set) and waits until no group is being
+// applied (`applying`) or written: the index is then exactly what the database holds.
 struct Store::Queue {
   std::mutex mutex;
   std::deque<Writer*> writers;
@@ -63,9 +66,31 @@ struct Store::Queue {
   uint64_t written = 0;  // groups written (or failed), in ticket order
   std::condition_variable turn;
   uint64_t applied_row = 0;
+  uint64_t applied_removal = 0;  // removal numbers handed out (front writer only)
+  bool applying = false;         // a group is being applied to the index
+  bool paused = false;           // Snapshot() holds writes back
   std::atomic<uint64_t> next_row{0};
   std::atomic<uint64_t> syncs{0};
 };
+
+// The snapshot in use: written by Snapshot() or loaded at open (doc/store.md, "Snapshots").
+struct Store::SnapshotState {
+  std::mutex mutex;  // one Snapshot() (or Checkpoint) at a time; guards `file`
+  std::string file;  // its name in the store's directory; empty: none
+  std::atomic<uint64_t> rows{0}, removals{0}, bytes{0};
+  std::atomic<int64_t> time{0};
+  std::atomic<uint64_t> nanoseconds{0};        // the last Snapshot()'s duration
+  std::atomic<uint64_t> pause_nanoseconds{0};  // how long it held writes back
+  // Set at open.
+  std::string loaded_from, skipped;
+  double load_seconds = 0;
+};
+
+namespace store {
+// Removes the files of snapshots other than `keep` (earlier ones, one a crash left behind, the
+// temporary file of one being written when it struck). Best effort.
+void RemoveOtherSnapshots(const std::string& dir, const std::string& keep);
+}  // namespace store
 
 }  // namespace neardup
 

@@ -4,10 +4,12 @@
 #include <fcntl.h>
 #include <rocksdb/env.h>
 #include <rocksdb/write_batch.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <filesystem>
 #include <system_error>
@@ -141,6 +143,9 @@ struct StoredMeta {
   MethodOptions method;
   std::string settings;
   uint64_t next_row = 0;
+  uint64_t next_removal = 0;
+  // The snapshot the database points to, if any (a malformed pointer is treated as none).
+  std::optional<store::SnapshotRef> snapshot;
   // Disk-resident stores: the tables' design and the counts.
   std::optional<TableDesign> design;
   uint64_t documents = 0, empty_documents = 0;
@@ -178,6 +183,23 @@ Result<StoredMeta> ReadStoredMeta(const store::Database& database, const std::st
   auto next_row = ReadMeta64(database, dir, store::kNextRowKey);
   if (!next_row.ok()) return next_row.status();
   meta.next_row = *next_row;
+  std::string value;
+  rocksdb::Status read =
+      database.db->Get(rocksdb::ReadOptions(), database.meta, store::kNextRemovalKey, &value);
+  if (read.ok()) {
+    const std::optional<uint64_t> next_removal = store::DecodeFixed64(value);
+    if (!next_removal)
+      return Status::Corruption(dir + ": malformed next_removal in the meta record");
+    meta.next_removal = *next_removal;
+  } else if (!read.IsNotFound()) {
+    return store::ToStatus(read, dir, "read meta");
+  }
+  read = database.db->Get(rocksdb::ReadOptions(), database.meta, store::kSnapshotKey, &value);
+  if (read.ok()) {
+    meta.snapshot = store::DecodeSnapshotRef(value);
+  } else if (!read.IsNotFound()) {
+    return store::ToStatus(read, dir, "read meta");
+  }
   std::string index;
   const rocksdb::Status got =
       database.db->Get(rocksdb::ReadOptions(), database.meta, store::kIndexKey, &index);
@@ -218,16 +240,17 @@ Result<StoredMeta> ReadStoredMeta(const store::Database& database, const std::st
   return meta;
 }
 
-// Inserts every document record of the database into the index, in row order, in one load.
+// Inserts every document record of the database from row `first_row` on into the index, in row
+// order, in one load.
 Status LoadDocuments(const store::Database& database, const std::string& dir, uint64_t next_row,
-                     OnlineIndex* index) {
+                     OnlineIndex* index, uint64_t first_row = 0) {
   const DocumentSigner& signer = index->signer();
   const uint32_t stamp = store::SettingsStamp(signer.settings());
   rocksdb::ReadOptions read;
   read.verify_checksums = true;
   read.fill_cache = false;
   std::unique_ptr<rocksdb::Iterator> it(database.db->NewIterator(read, database.documents));
-  it->SeekToFirst();
+  it->Seek(store::RowKey(first_row));
   bool started = false;
   uint64_t row = 0;  // of the record read last
   store::DecodedDocument document;
@@ -257,6 +280,49 @@ Status LoadDocuments(const store::Database& database, const std::string& dir, ui
   if (loaded.ok() || loaded.message().starts_with(dir)) return loaded;
   return Status::Corruption(dir + ": row " + std::to_string(row) + ": " + loaded.message() +
                             "; nothing was changed");
+}
+
+// The index of the snapshot the database points to, with the removals and then the documents
+// written after it applied (doc/store.md, "Snapshots"). A snapshot that cannot be used gives a null
+// index and *skipped the reason (the caller rebuilds from the records); a failure to read the
+// database fails the open.
+Result<std::unique_ptr<OnlineIndex>> LoadSnapshot(const store::Database& database,
+                                                  const std::string& dir, const StoredMeta& meta,
+                                                  const OnlineIndexOptions& options,
+                                                  std::string* skipped) {
+  const store::SnapshotRef& ref = *meta.snapshot;
+  if (ref.rows > meta.next_row || ref.removals > meta.next_removal) {
+    *skipped = ref.file + " is newer than the database";
+    return std::unique_ptr<OnlineIndex>();
+  }
+  if (database.removals == nullptr) {
+    *skipped = "the store has no removal log";
+    return std::unique_ptr<OnlineIndex>();
+  }
+  auto loaded = OnlineIndex::Load((fs::path(dir) / ref.file).string(), options);
+  if (!loaded.ok()) {
+    *skipped = loaded.status().ToString();
+    return std::unique_ptr<OnlineIndex>();
+  }
+  std::unique_ptr<OnlineIndex> index = std::move(*loaded);
+  if (index->signer().settings() != meta.settings) {
+    *skipped = ref.file + " was written under other settings";
+    return std::unique_ptr<OnlineIndex>();
+  }
+  // Removals first: an id removed after the snapshot may have been stored again (a later row).
+  rocksdb::ReadOptions read;
+  read.verify_checksums = true;
+  std::unique_ptr<rocksdb::Iterator> it(database.db->NewIterator(read, database.removals));
+  for (it->Seek(store::RowKey(ref.removals)); it->Valid(); it->Next()) {
+    const std::string_view id(it->value().data(), it->value().size());
+    const Status removed = index->Remove(id);
+    // NotFound: a document stored and removed after the snapshot.
+    if (!removed.ok() && removed.code() != Status::Code::kNotFound)
+      return removed.WithContext(dir + ": replaying the removals after " + ref.file);
+  }
+  if (!it->status().ok()) return store::ToStatus(it->status(), dir, "read the removal log");
+  NEARDUP_RETURN_IF_ERROR(LoadDocuments(database, dir, meta.next_row, index.get(), ref.rows));
+  return index;
 }
 
 }  // namespace
@@ -302,8 +368,11 @@ Result<std::unique_ptr<Store>> Store::Open(const std::string& dir, const StoreOp
   LockHold lock;
   NEARDUP_RETURN_IF_ERROR(lock.Acquire(dir));
   std::unique_ptr<OnlineIndex> index;
-  uint64_t next_row = 0;
+  uint64_t next_row = 0, next_removal = 0;
   std::optional<StoredMeta> disk_meta;  // a disk-resident store's
+  const auto load_start = std::chrono::steady_clock::now();
+  std::string loaded_from = "records", skipped;
+  std::optional<store::SnapshotRef> snapshot;  // the one loaded
   {
     store::Database database;
     NEARDUP_RETURN_IF_ERROR(
@@ -325,7 +394,9 @@ Result<std::unique_ptr<Store>> Store::Open(const std::string& dir, const StoreOp
           " (chosen when a store is created)");
     }
     next_row = meta->next_row;
+    next_removal = meta->next_removal;
     if (meta->design) {
+      loaded_from = "disk";
       disk_meta = std::move(*meta);
     } else {
       OnlineIndexOptions index_options;
@@ -333,14 +404,25 @@ Result<std::unique_ptr<Store>> Store::Open(const std::string& dir, const StoreOp
       // The rows handed out bound the documents to load: the tables are sized once for them.
       index_options.expected_documents = std::max(options.expected_documents, meta->next_row);
       if (options.sketches_on_disk) index_options.sketch_directory = dir;
-      auto created = OnlineIndex::Create(index_options);
-      if (!created.ok()) return created.status().WithContext(dir);
-      index = std::move(*created);
-      if (index->signer().settings() != meta->settings) {
-        return Status::Corruption(
-            dir + ": the settings line does not read back as written: " + meta->settings);
+      if (meta->snapshot && options.load_snapshot) {
+        auto loaded = LoadSnapshot(database, dir, *meta, index_options, &skipped);
+        if (!loaded.ok()) return loaded.status();
+        index = std::move(*loaded);
+        if (index) {
+          loaded_from = "snapshot";
+          snapshot = meta->snapshot;
+        }
       }
-      NEARDUP_RETURN_IF_ERROR(LoadDocuments(database, dir, meta->next_row, index.get()));
+      if (!index) {
+        auto created = OnlineIndex::Create(index_options);
+        if (!created.ok()) return created.status().WithContext(dir);
+        index = std::move(*created);
+        if (index->signer().settings() != meta->settings) {
+          return Status::Corruption(
+              dir + ": the settings line does not read back as written: " + meta->settings);
+        }
+        NEARDUP_RETURN_IF_ERROR(LoadDocuments(database, dir, meta->next_row, index.get()));
+      }
     }
   }
   lock.Release();
@@ -365,6 +447,23 @@ Result<std::unique_ptr<Store>> Store::Open(const std::string& dir, const StoreOp
   store->index_ = std::move(index);
   store->queue_->next_row = next_row;
   store->queue_->applied_row = next_row;
+  store->queue_->applied_removal = next_removal;
+  SnapshotState& state = *store->snapshot_;
+  state.loaded_from = loaded_from;
+  state.skipped = skipped;
+  state.load_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - load_start).count();
+  if (snapshot) {
+    const fs::path file = fs::path(dir) / snapshot->file;
+    std::error_code error;
+    state.file = snapshot->file;
+    state.rows = snapshot->rows;
+    state.removals = snapshot->removals;
+    state.bytes = fs::file_size(file, error);
+    struct stat info;
+    if (stat(file.c_str(), &info) == 0) state.time = static_cast<int64_t>(info.st_mtime);
+  }
+  store::RemoveOtherSnapshots(dir, state.file);
   return store;
 }
 

@@ -4,8 +4,10 @@
 #ifndef NEARDUP_UTIL_ROW_SET_H_
 #define NEARDUP_UTIL_ROW_SET_H_
 
+#include <bit>
 #include <cstddef>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 namespace neardup::util_internal {
@@ -25,6 +27,17 @@ class RowSet {
   }
   size_t count() const { return count_; }
   size_t memory_bytes() const { return words_.capacity() * sizeof(uint64_t); }
+
+  // The bits: word w holds rows 64w .. 64w + 63, row r as bit r % 64. No word past the highest row
+  // added (snapshots write them as they are).
+  const std::vector<uint64_t>& words() const { return words_; }
+  // The set of these bits.
+  static RowSet FromWords(std::vector<uint64_t> words) {
+    RowSet set;
+    for (uint64_t w : words) set.count_ += static_cast<size_t>(std::popcount(w));
+    set.words_ = std::move(words);
+    return set;
+  }
 
  private:
   std::vector<uint64_t> words_;

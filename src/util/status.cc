@@ -21,6 +21,8 @@ const char* CodeName(Status::Code code) {
       return "Failed precondition";
     case Status::Code::kCancelled:
       return "Cancelled";
+    case Status::Code::kNotSupported:
+      return "Not supported";
     case Status::Code::kInternal:
       return "Internal error";
   }

@@ -47,7 +47,7 @@ call() {
 S=$T/docs.store
 start "$S"
 if [[ -z "$port" ]]; then fail "start" "$(cat "$T/serve.err")"; fi
-call "health" GET /healthz "" 200 '{"status":"ready","documents":0}'
+call "health" GET /healthz "" 200 '{"status":"ready","documents":0,"loaded_from":"records","load_seconds":'
 call "new" POST /v1/documents '{"id":"a","text":"the quick brown fox jumps over the lazy dog again and again"}' 200 \
   '{"id":"a","status":"new","stored":true,"matches":[],"matches_total":0}'
 call "duplicate" POST /v1/documents '{"id":"b","text":"the quick brown fox jumps over the lazy dog again and again!"}' 200 \
@@ -96,6 +96,9 @@ call "metrics" GET /metrics "" 200 'neardup_requests_total{endpoint="/v1/documen
 # Keep-alive: two requests of one curl share a connection.
 curl -sv "$URL/healthz" "$URL/healthz" >/dev/null 2>"$T/err"
 if grep -q "Re-using existing connection" "$T/err"; then ok; else fail "keep-alive" "$(grep -i connection "$T/err" | head -3)"; fi
+# HEAD: the GET's status and headers, no body.
+curl -sI "$URL/healthz" >"$T/out" 2>"$T/err"
+if grep -q "^HTTP/1.1 200" "$T/out" && grep -qi "^Content-Length: [1-9]" "$T/out" && ! grep -q "status" "$T/out"; then ok; else fail "HEAD" "$(cat "$T/out")"; fi
 # Malformed HTTP: a 400, and the server goes on.
 printf 'NOT HTTP AT ALL\r\n\r\n' >"$T/garbage"
 exec 3<>"/dev/tcp/127.0.0.1/$port" && cat "$T/garbage" >&3 && timeout 5 head -1 <&3 >"$T/out"
@@ -115,9 +118,39 @@ if [[ $code -eq 1 ]] && grep -qF "cannot listen on 127.0.0.1:$port" "$T/err"; th
 # SIGTERM: exit 0, and the documents are there after a restart.
 stop
 if [[ $stopped -eq 0 ]] && grep -q "stopped" "$T/serve.err"; then ok; else fail "sigterm" "exit $stopped: $(cat "$T/serve.err")"; fi
+# The exit wrote a snapshot, which the restart loads.
+if ls "$S"/snapshot-*.ndx >/dev/null 2>&1; then ok; else fail "snapshot at exit" "$(ls "$S")"; fi
 start "$S"
 call "kept" GET /v1/documents/a "" 200 '{"id":"a",'
 call "kept count" GET /v1/stats "" 200 '"documents":2,'
+call "loaded from the snapshot" GET /healthz "" 200 '"loaded_from":"snapshot"'
+call "snapshot age" GET /metrics "" 200 'neardup_snapshot_age_seconds '
+call "log bytes" GET /metrics "" 200 'neardup_log_bytes '
+call "write after the snapshot" POST /v1/documents '{"id":"after","text":"written after the snapshot was taken, replayed at start"}' 200 '"stored":true'
+call "delete after the snapshot" DELETE /v1/documents/a "" 200 '"removed":true'
+kill -9 "$pid"
+wait "$pid" 2>/dev/null
+pid=""
+start "$S"
+call "replayed insert" GET /v1/documents/after "" 200 '{"id":"after",'
+call "replayed delete" GET /v1/documents/a "" 404 'no document'
+call "replayed count" GET /v1/stats "" 200 '"documents":2,'
+stop
+
+# Connections beyond --max-connections wait to be accepted, and are served once one closes.
+start "$T/conn.store" --max-connections 2
+exec 5<>"/dev/tcp/127.0.0.1/$port"
+exec 6<>"/dev/tcp/127.0.0.1/$port"
+sleep 0.2
+curl -s --max-time 1 -o /dev/null "$URL/healthz"
+code=$?
+if [[ $code -eq 28 ]]; then ok; else fail "third connection waits" "curl exit $code"; fi
+curl -s --max-time 10 -o "$T/out" "$URL/healthz" &
+waiter=$!
+sleep 0.3
+exec 5<&-
+if wait "$waiter" && grep -q '"status":"ready"' "$T/out"; then ok; else fail "served once one closes" "$(cat "$T/out")"; fi
+exec 6<&-
 stop
 
 # The body limit, and the token.

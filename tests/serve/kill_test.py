@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """Durability of `neardup serve`: kill -9 the server at random moments while clients stream
-check-and-inserts, restart it on the same store, and check that every document whose answer was
+check-and-inserts (and it writes a snapshot every second), restart it on the same store, and check that every document whose answer was
 received (acknowledged as stored) is there, that the index answers for it as before (a query by its
 text finds it with similarity 1), and that nothing was stored twice.
 
@@ -28,7 +28,7 @@ def start(neardup, data, method, fsync):
     """Starts a server on a free port; returns (process, port) once it answers as ready."""
     process = subprocess.Popen(
         [neardup, "serve", "--data", data, "--listen", "127.0.0.1:0", "--method", method,
-         "--fsync", fsync],
+         "--fsync", fsync, "--snapshot-every", "1"],  # kills while snapshots are written too
         stderr=subprocess.PIPE, text=True)
     RUNNING.append(process)
     port = None
