@@ -206,18 +206,18 @@ class HttpServer::Impl::Connection : public std::enable_shared_from_this<Connect
     ParseTarget(std::string_view(message.target().data(), message.target().size()), request.get());
     request->authorization = std::string(message[http::field::authorization]);
     request->body = std::move(message.body());
-    Service* service = impl_->service;
-    if (service->IsStreamableBatch(*request)) {
+    Service* const api = impl_->service;
+    if (api->IsStreamableBatch(*request)) {
       net::post(*impl_->workers,
                 [self = shared_from_this(), request, work = net::make_work_guard(context_)] {
                   self->StreamBatch(*request);
                 });
       return;
     }
-    if (AnswerInline(*request)) return Write(service->Handle(*request));
-    net::post(*impl_->workers, [self = shared_from_this(), request, service,
+    if (AnswerInline(*request)) return Write(api->Handle(*request));
+    net::post(*impl_->workers, [self = shared_from_this(), request, api,
                                 work = net::make_work_guard(context_)]() mutable {
-      auto response = std::make_shared<Response>(service->Handle(*request));
+      auto response = std::make_shared<Response>(api->Handle(*request));
       net::post(self->context_, [self, response] { self->Write(std::move(*response)); });
     });
   }

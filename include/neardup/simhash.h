@@ -156,9 +156,13 @@ class FingerprintBuilder {
   virtual std::span<const uint64_t> DistinctFeatureHashes() const { return {}; }
 };
 
+// OK when the options are valid for Fingerprinter::Create, else InvalidArgument naming the bad one
+// (nothing is loaded: the dictionaries are Create's).
+Status CheckFingerprintOptions(const FingerprintOptions& options);
+
 class Fingerprinter {
  public:
-  // Checks the options (InvalidArgument naming the bad one) and prepares the pipeline.
+  // Checks the options (CheckFingerprintOptions) and prepares the pipeline.
   static Result<std::unique_ptr<Fingerprinter>> Create(const FingerprintOptions& options);
 
   virtual ~Fingerprinter() = default;

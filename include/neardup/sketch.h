@@ -67,9 +67,13 @@ Result<int> ChooseRows(double threshold, int bands = 20, double target_recall = 
 // each distinct feature once, Traditional Chinese folded to Simplified; the sketch options above.
 FingerprintOptions AccurateFingerprintOptions();
 
+// OK when Sketcher::Create takes the options (rows resolved, not 0), else InvalidArgument naming
+// the bad option.
+Status CheckSketchOptions(const SketchOptions& options);
+
 class Sketcher {
  public:
-  // InvalidArgument naming the bad option.
+  // InvalidArgument naming the bad option (CheckSketchOptions).
   static Result<std::unique_ptr<Sketcher>> Create(const SketchOptions& options);
 
   virtual ~Sketcher() = default;

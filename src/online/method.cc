@@ -95,6 +95,9 @@ Result<MethodOptions> ResolveMethodOptions(const MethodOptions& options) {
                                    std::to_string(static_cast<int>(options.method)));
   }
   if (!resolved.features) resolved.features = DefaultFeatures(options.method);
+  // Options that resolve are options a signer takes (a settings line of shingles:char:75 was
+  // accepted here and refused by DocumentSigner::Create).
+  NEARDUP_RETURN_IF_ERROR(CheckFingerprintOptions(*resolved.features));
   if (options.k < 0 || options.k > 7) {
     return Status::InvalidArgument("k must be between 0 and 7, got " + std::to_string(options.k));
   }
@@ -113,6 +116,8 @@ Result<MethodOptions> ResolveMethodOptions(const MethodOptions& options) {
       if (!rows.ok()) return rows.status();
       resolved.sketch.rows = *rows;
     }
+    // The same for the sketch (sketch=1025x1).
+    NEARDUP_RETURN_IF_ERROR(CheckSketchOptions(resolved.sketch));
   }
   return resolved;
 }

@@ -110,6 +110,15 @@ TEST(SettingsLine, BadLinesAreRefused) {
             Status::Code::kFailedPrecondition);
   EXPECT_EQ(ParseSettingsLine("method=simhash k=9").status().code(),
             Status::Code::kInvalidArgument);
+  // Lines a signer would refuse are refused here, naming the setting (both found by fuzz_records).
+  auto sketch = ParseSettingsLine("method=accurate sketch=1025x1");
+  EXPECT_EQ(sketch.status().code(), Status::Code::kInvalidArgument);
+  EXPECT_NE(sketch.status().message().find("1025"), std::string::npos);
+  auto shingles = ParseSettingsLine("method=accurate mode=shingles:char:75");
+  EXPECT_EQ(shingles.status().code(), Status::Code::kInvalidArgument);
+  EXPECT_NE(shingles.status().message().find("75"), std::string::npos);
+  EXPECT_EQ(ParseSettingsLine("method=simhash mode=shingles:word:65").status().code(),
+            Status::Code::kInvalidArgument);
 }
 
 TEST(DocumentSigner, SignsAsTheFingerprinterAndSketcherDo) {

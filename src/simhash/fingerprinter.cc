@@ -228,7 +228,7 @@ std::string_view LanguageName(Language language) {
   return "unknown";
 }
 
-Result<std::unique_ptr<Fingerprinter>> Fingerprinter::Create(const FingerprintOptions& options) {
+Status CheckFingerprintOptions(const FingerprintOptions& options) {
   if (options.mode != FeatureMode::kTerms && options.mode != FeatureMode::kShingles &&
       options.mode != FeatureMode::kKeywords) {
     return Status::InvalidArgument("unknown feature mode " +
@@ -257,6 +257,11 @@ Result<std::unique_ptr<Fingerprinter>> Fingerprinter::Create(const FingerprintOp
         "the keywords mode segments Chinese with the dictionary: it needs "
         "language auto or zh, not en");
   }
+  return Status::OK();
+}
+
+Result<std::unique_ptr<Fingerprinter>> Fingerprinter::Create(const FingerprintOptions& options) {
+  NEARDUP_RETURN_IF_ERROR(CheckFingerprintOptions(options));
   FingerprintOptions resolved = options;
   if ((resolved.mode == FeatureMode::kKeywords || resolved.language == Language::kChinese) &&
       resolved.keyword_model == nullptr) {

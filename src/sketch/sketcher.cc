@@ -335,7 +335,7 @@ FingerprintOptions AccurateFingerprintOptions() {
   return options;
 }
 
-Result<std::unique_ptr<Sketcher>> Sketcher::Create(const SketchOptions& options) {
+Status CheckSketchOptions(const SketchOptions& options) {
   const int bins = options.bins, bits = options.bits_per_bin;
   if (bins < 64 || bins > kMaxBins || !std::has_single_bit(static_cast<unsigned>(bins))) {
     return Status::InvalidArgument("sketch bins must be a power of two from 64 to 4096, got " +
@@ -351,6 +351,11 @@ Result<std::unique_ptr<Sketcher>> Sketcher::Create(const SketchOptions& options)
                                    std::to_string(options.bands) + " x " +
                                    std::to_string(options.rows));
   }
+  return Status::OK();
+}
+
+Result<std::unique_ptr<Sketcher>> Sketcher::Create(const SketchOptions& options) {
+  NEARDUP_RETURN_IF_ERROR(CheckSketchOptions(options));
   return std::unique_ptr<Sketcher>(std::make_unique<SketcherImpl>(options));
 }
 

@@ -81,7 +81,10 @@ Result<std::vector<OnlineMatch>> DiskResidentIndex::QueryLocked(const Signature&
   }
   // The group's own inserts; a query from outside the queue may find one of them in the database
   // too (its batch written, the overlay not yet dropped): it is reported once.
-  for (const auto& [id, pending] : inserted_) {
+  for (const auto& entry : inserted_) {
+    // Named rather than bound: clang 14 cannot capture a structured binding in a lambda.
+    const std::string& id = entry.first;
+    const auto& pending = entry.second;
     ++stats->candidates;
     if (pending.empty) continue;
     const int distance = std::popcount(pending.simhash ^ signature.simhash);
