@@ -94,9 +94,6 @@ Status Store::Snapshot() {
   }
   std::lock_guard<std::mutex> hold(snapshot_->mutex);
   const auto start = std::chrono::steady_clock::now();
-  int report[2];
-  if (pipe2(report, O_CLOEXEC) != 0)
-    return Status::IOError(path_ + ": snapshot: pipe: " + std::strerror(errno));
 
   // The cut: no group applied or being written, so the index is what the database holds.
   std::unique_lock lock(queue_->mutex);
@@ -111,9 +108,13 @@ Status Store::Snapshot() {
   };
   if (!snapshot_->file.empty() && rows == snapshot_->rows && removals == snapshot_->removals) {
     resume();
-    close(report[0]);
-    close(report[1]);
     return Status::OK();
+  }
+  int report[2];
+  if (pipe2(report, O_CLOEXEC) != 0) {
+    const int error = errno;
+    resume();
+    return Status::IOError(path_ + ": snapshot: pipe: " + std::strerror(error));
   }
   const std::string name = store::SnapshotFileName(rows, removals);
   const std::string path = (std::filesystem::path(path_) / name).string();

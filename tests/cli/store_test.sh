@@ -77,6 +77,24 @@ if grep -qx "documents: 1 (0 without features)" "$T/info" && grep -qx "rows: 3" 
    grep -q "^settings: method=accurate .*threshold=0.8" "$T/info" && grep -qE "^disk: [0-9]+ bytes" "$T/info" &&
    grep -qE "^memory: [0-9]+ bytes" "$T/info"; then ok; else fail info "$(cat "$T/info")"; fi
 
+# index snapshot: a later open loads it; bad places and a disk-resident store are refused by name;
+# a failed report line is an error (the snapshot itself is written).
+"$ND" index snapshot "$S" >"$T/out" 2>"$T/err"
+if [[ $? -eq 0 ]] && grep -q "^snapshot: 3 rows, [0-9]* bytes" "$T/out" && ls "$S"/snapshot-3-*.ndx >/dev/null 2>&1; then ok; else fail "snapshot" "$(cat "$T/out")"; fi
+"$ND" index info "$S" >"$T/out" 2>"$T/err"
+if grep -q "^loaded from: snapshot" "$T/out" && grep -q "^snapshot: 3 rows" "$T/out"; then ok; else fail "info after snapshot" "$(cat "$T/out")"; fi
+"$ND" index info "$S"/snapshot-3-*.ndx >"$T/out" 2>"$T/err"
+if grep -q "^kind: online index" "$T/out" && grep -q "^rows: 1 " "$T/out"; then ok; else fail "info of a snapshot file" "$(cat "$T/out")"; fi
+"$ND" index snapshot "$S" --rebuild >"$T/out" 2>"$T/err"
+if grep -q "loaded from records" "$T/out"; then ok; else fail "snapshot --rebuild" "$(cat "$T/out")"; fi
+check "snapshot of no store" 1 /dev/null "" "neardup index snapshot: $T/none: no store there" \
+  -- "$ND" index snapshot "$T/none"
+check "snapshot bad flag" 2 /dev/null "" "$(printf 'The following argument was not expected: --bogus\nRun with --help for more information.')" \
+  -- "$ND" index snapshot "$S" --bogus
+"$ND" index snapshot "$S" >/dev/full 2>"$T/err"
+code=$?
+if [[ $code -eq 1 ]]; then contains "snapshot to /dev/full" "write failed"; else fail "snapshot to /dev/full" "exit $code"; fi
+
 # Settings: chosen at creation; the same given again is fine, others are refused by name.
 check "same settings" 0 /dev/null "" "" -- "$ND" index add "$S" --method accurate --threshold 0.8
 check "other threshold" 1 /dev/null "" \
@@ -105,6 +123,9 @@ check "disk-resident query" 0 <(printf 'one two three four five six seven\nnothi
 "$ND" index info "$D" >"$T/out" 2>"$T/err"
 grep -qx 'index: disk-resident, tables 3 blocks 22,21,21, key 1 block: 3 tables, exact for k<=2' "$T/out" &&
   grep -qx 'documents: 1 (0 without features)' "$T/out" && ok || fail "disk-resident info" "$(cat "$T/out" "$T/err")"
+check "disk-resident snapshot" 1 /dev/null "" \
+  "neardup index snapshot: $D: a disk-resident store keeps no index in memory to snapshot" \
+  -- "$ND" index snapshot "$D"
 check "disk-resident remove" 0 <(printf '1\n') '{"id":"1","removed":true}' "" -- "$ND" index remove "$D"
 check "disk-resident after remove" 0 <(printf 'one two three four five six seven\n') '{"id":"1","matches":[]}' "" \
   -- "$ND" index query "$D"
