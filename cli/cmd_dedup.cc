@@ -8,6 +8,7 @@
 
 #include "cli/commands.h"
 #include "cli/common.h"
+#include "cli/redis_flags.h"
 #include "neardup/dedup.h"
 #include "neardup/method.h"
 
@@ -44,6 +45,11 @@ struct DedupFlags {
   bool against_settings = false;
   std::string save_index;
   bool quiet = false;
+  std::string store;
+  std::string shard;  // "I/N"
+  std::string shard_output;
+  std::vector<std::string> merge;
+  RedisFlags redis;
 };
 
 std::string HumanBytes(double bytes) {
@@ -251,6 +257,23 @@ int RunDedupCommand(const DedupFlags& flags) {
   options.against_indexes = flags.against;
   options.against_settings = flags.against_settings;
   options.save_index = flags.save_index;
+  options.store = flags.store;
+  options.shard_output = flags.shard_output;
+  options.merge_parts = flags.merge;
+  if (!flags.shard.empty()) {
+    int index = -1, count = 0;
+    char end = 0;
+    if (std::sscanf(flags.shard.c_str(), "%d/%d%c", &index, &count, &end) != 2 || count < 1 ||
+        count > 100000 || index < 0 || index >= count) {
+      return ReportError("dedup", UsageError("--shard " + flags.shard +
+                                             ": expected I/N with 0 <= I < N, e.g. --shard 0/4"));
+    }
+    options.shard_index = index;
+    options.shard_count = count;
+  }
+  auto redis = ToRedisOptions(flags.redis);
+  if (!redis.ok()) return ReportError("dedup", redis.status());
+  options.redis = *redis;
   options.cancel = &interrupted;
   const bool bar = !flags.quiet && ::isatty(2);
   if (bar) options.on_progress = DrawProgress;
@@ -407,6 +430,21 @@ void AddDedupCommand(CLI::App* app, int* exit_code) {
   command->add_option("--save-index", flags->save_index,
                       "Save an index of the kept documents (and INDEX.ids) for --against");
   command->add_flag("-q,--quiet", flags->quiet, "No progress bar and no summary");
+  command->add_option("--shard", flags->shard,
+                      "I/N: this process is shard I of N of a job over a shared --store "
+                      "(doc/dedup.md, \"Across machines\"); it writes only --shard-output");
+  command->add_option("--store", flags->store,
+                      "The shards' shared index: redis://HOST:PORT/PREFIX or "
+                      "redis-cluster://HOST:PORT,.../PREFIX (a prefix of its own)");
+  command->add_option("--shard-output", flags->shard_output,
+                      "PART: this shard's part, for --merge");
+  command
+      ->add_option("--merge", flags->merge,
+                   "PART... (every shard's): write the outputs of the whole job from the parts, "
+                   "the same files as one run; repeat it or separate the parts by commas")
+      ->delimiter(',')
+      ->allow_extra_args(false);
+  AddRedisFlags(command, &flags->redis);
   command->callback([flags, exit_code, command] {
     if (!flags->priority_field.empty() && command->count("--keep") > 0) {
       *exit_code =

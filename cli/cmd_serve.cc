@@ -1,10 +1,12 @@
 // neardup serve: the durable near-duplicate service over HTTP/JSON (server/, doc/serve.md).
 //
-// The socket is bound first, then the store is opened on a thread of its own while the server
-// already answers (/healthz: 503 "loading" until it is ready). Snapshots of the index are taken in
-// the background (--snapshot-every) and at exit, so that a restart loads the last one. SIGINT and
-// SIGTERM stop it: requests in flight are answered, the store is closed (everything acknowledged
-// is on disk), exit code 0.
+// The index is an embedded store (--data DIR, or --store DIR) or a Redis index shared with other
+// servers (--store redis://... or redis-cluster://..., neardup/index_store.h). The socket is bound
+// first, then the index is opened on a thread of its own while the server already answers
+// (/healthz: 503 "loading" until it is ready). Snapshots of an embedded store's index are taken in
+// the background (--snapshot-every) and at exit, so that a restart loads the last one (a Redis
+// index has none: its servers persist it). SIGINT and SIGTERM stop it: requests in flight are
+// answered, the store is closed (everything acknowledged is on disk, or in Redis), exit code 0.
 #include <pthread.h>
 
 #include <atomic>
@@ -16,12 +18,15 @@
 #include <fstream>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <sstream>
 #include <thread>
 
 #include "cli/commands.h"
 #include "cli/common.h"
+#include "cli/redis_flags.h"
 #include "cli/store_commands.h"
+#include "neardup/index_store.h"
 #include "server/http_server.h"
 #include "server/service.h"
 
@@ -30,7 +35,10 @@ namespace {
 
 struct ServeFlags {
   StoreFlags store;
-  std::string data;
+  std::string data;      // --data DIR
+  std::string location;  // --store DIR|redis://...|redis-cluster://...
+  RedisFlags redis;
+  bool redis_given = false;  // any --redis-* option on the command line
   std::string listen = "127.0.0.1:8080";
   std::string token_file;
   server::ServiceOptions service;
@@ -90,6 +98,87 @@ Result<std::string> ReadToken(const std::string& path) {
   return token;
 }
 
+// The method options the flags ask for, over `base` (as `neardup index add` reads them).
+MethodOptions WithMethodFlags(MethodOptions base, const StoreFlags& flags, DedupMethod method) {
+  if (method != base.method) base.features.reset();  // the other method's own features
+  base.method = method;
+  if (flags.threshold) base.threshold = *flags.threshold;
+  if (flags.k) base.k = *flags.k;
+  return base;
+}
+
+// Opens the Redis index at `location` as OpenStore opens a directory: an existing index with its
+// own settings (flags that differ from them are refused, naming the difference), else a new one
+// with the flags' settings.
+Result<std::unique_ptr<IndexStore>> OpenRedisIndex(const std::string& location,
+                                                   const StoreFlags& flags,
+                                                   const RedisStoreOptions& redis) {
+  std::optional<DedupMethod> method;
+  if (!flags.method.empty()) {
+    auto parsed = ParseDedupMethod(flags.method);
+    if (!parsed.ok()) return UsageError(parsed.status().message());
+    method = *parsed;
+  }
+  IndexStoreOptions options;
+  options.redis = redis;
+  options.store.create_if_missing = false;
+  auto store = IndexStore::Open(location, options);
+  if (!store.ok() && store.status().code() == Status::Code::kNotFound) {
+    // A server that creates it meanwhile wins; Open then compares its settings with these.
+    options.store.create_if_missing = true;
+    options.store.method =
+        WithMethodFlags(MethodOptions(), flags, method.value_or(DedupMethod::kAccurate));
+    return IndexStore::Open(location, options);
+  }
+  if (!store.ok()) return store.status();
+  const DocumentSigner& signer = (*store)->signer();
+  const MethodOptions& stored = signer.options();
+  auto wanted =
+      ResolveMethodOptions(WithMethodFlags(stored, flags, method.value_or(stored.method)));
+  if (!wanted.ok()) return wanted.status();
+  const std::string difference =
+      method && *method != stored.method
+          ? "method " + flags.method + " given, " + std::string(DedupMethodName(stored.method)) +
+                " in the index"
+          : DescribeSettingsDifference(SettingsLine(*wanted), signer.settings(), "given",
+                                       "in the index");
+  if (!difference.empty()) {
+    return Status::FailedPrecondition(
+        location + ": settings differ (they are chosen when an index is created): " + difference);
+  }
+  return store;
+}
+
+// Checks --data / --store and the Redis flags, and reads the password. `redis` is set for a
+// redis:// or redis-cluster:// location.
+Status CheckStoreFlags(ServeFlags* flags, std::optional<RedisStoreOptions>* redis) {
+  if (flags->data.empty() == flags->location.empty()) {
+    return UsageError(flags->data.empty()
+                          ? "give --data DIR or --store LOCATION (a directory, redis://HOST:PORT "
+                            "or redis-cluster://HOST:PORT,...)"
+                          : "--data and --store exclude each other: give one");
+  }
+  if (!flags->data.empty()) {
+    if (flags->redis_given)
+      return UsageError("the --redis-* options go with --store redis://... or redis-cluster://...");
+    return Status::OK();
+  }
+  auto location = ParseStoreLocation(flags->location);
+  if (!location.ok()) return location.status();
+  if (location->kind == StoreLocation::Kind::kEmbedded) {
+    if (flags->redis_given)
+      return UsageError("the --redis-* options go with --store redis://... or redis-cluster://...");
+    flags->data = location->directory;  // the embedded store, exactly as with --data
+    return Status::OK();
+  }
+  if (!flags->redis.user.empty() && flags->redis.password_file.empty())
+    return UsageError("--redis-user needs --redis-password-file");
+  auto options = ToRedisOptions(flags->redis);
+  if (!options.ok()) return options.status();
+  *redis = std::move(*options);
+  return Status::OK();
+}
+
 int RunServe(ServeFlags flags) {
   if (Status s = ParseListen(flags.listen, &flags.http); !s.ok()) return ReportError("serve", s);
   if (!flags.token_file.empty()) {
@@ -97,6 +186,11 @@ int RunServe(ServeFlags flags) {
     if (!token.ok()) return ReportError("serve", token.status());
     flags.service.token = std::move(*token);
   }
+  std::optional<RedisStoreOptions> redis;
+  if (Status s = CheckStoreFlags(&flags, &redis); !s.ok()) return ReportError("serve", s);
+  // A Redis index has no snapshots of its own: its servers persist it.
+  const int snapshot_every = redis ? 0 : flags.snapshot_every;
+  const std::string& location = redis ? flags.location : flags.data;
   // Every thread started from here on inherits the mask: the signals go to sigwait() below.
   sigset_t signals;
   sigemptyset(&signals);
@@ -109,11 +203,17 @@ int RunServe(ServeFlags flags) {
   server::HttpServer http(&service, flags.http);
   if (Status s = http.Bind(); !s.ok()) return ReportError("serve", s);
   std::fprintf(stderr, "neardup serve: listening on http://%s:%d/ (opening %s)\n",
-               flags.http.host.c_str(), http.port(), flags.data.c_str());
+               flags.http.host.c_str(), http.port(), location.c_str());
 
   std::thread loader([&] {
     const auto start = std::chrono::steady_clock::now();
-    auto store = OpenStore(flags.data, flags.store, /*create=*/true);
+    auto open = [&]() -> Result<std::unique_ptr<IndexStore>> {
+      if (redis) return OpenRedisIndex(flags.location, flags.store, *redis);
+      auto embedded = OpenStore(flags.data, flags.store, /*create=*/true);
+      if (!embedded.ok()) return embedded.status();
+      return IndexStore::Embedded(std::move(*embedded));
+    };
+    auto store = open();
     if (!store.ok()) {
       ReportError("serve", store.status());
       service.SetLoadError(store.status().message());
@@ -131,10 +231,10 @@ int RunServe(ServeFlags flags) {
   std::condition_variable snapshot_wake;
   bool snapshot_end = false;
   std::thread snapshotter([&] {
-    if (flags.snapshot_every <= 0) return;
+    if (snapshot_every <= 0) return;
     std::unique_lock lock(snapshot_mutex);
     for (;;) {
-      if (snapshot_wake.wait_for(lock, std::chrono::seconds(flags.snapshot_every),
+      if (snapshot_wake.wait_for(lock, std::chrono::seconds(snapshot_every),
                                  [&] { return snapshot_end; }))
         return;
       if (!service.ready()) continue;
@@ -167,9 +267,9 @@ int RunServe(ServeFlags flags) {
   const bool loaded = service.ready();
   // A snapshot of what was written since the last one: the next start loads it instead of
   // rebuilding the index.
-  if (loaded && flags.snapshot_every > 0) TakeSnapshot(&service, "at exit");
-  std::unique_ptr<Store> store = service.TakeStore();
-  store.reset();  // closes the database: everything acknowledged is on disk
+  if (loaded && snapshot_every > 0) TakeSnapshot(&service, "at exit");
+  std::unique_ptr<IndexStore> store = service.TakeStore();
+  store.reset();  // closes the database (or the Redis connections): everything acknowledged is kept
   if (!ran.ok()) return ReportError("serve", ran);
   if (!loaded) return kExitBadInput;  // the store could not be opened (reported above)
   std::fprintf(stderr, "neardup serve: stopped\n");
@@ -181,26 +281,42 @@ int RunServe(ServeFlags flags) {
 void AddServeCommand(CLI::App* app, int* exit_code) {
   auto flags = std::make_shared<ServeFlags>();
   CLI::App* command = app->add_subcommand(
-      "serve", "Serve a durable store over HTTP/JSON (check-and-insert, query)");
+      "serve", "Serve a durable store or a Redis index over HTTP/JSON (check-and-insert, query)");
   command->footer(
       "API (doc/serve.md): POST /v1/documents {id,text} (check and insert; ?insert=false only\n"
       "checks, ?on_duplicate=skip|store), POST /v1/query {text|simhash|sketch+bands, limit},\n"
       "POST /v1/compare {a,b}, GET|DELETE /v1/documents/ID, POST /v1/batch (NDJSON in and out),\n"
       "GET /v1/stats, /healthz, /metrics. Errors are JSON {error, message}.\n"
-      "The store is created when --data is missing or empty; settings (--method, --threshold, -k)\n"
-      "are chosen then. Answers are sent once their write is durable (--fsync).\n"
-      "SIGINT/SIGTERM: the requests in flight are answered, a snapshot written, the store closed,\n"
-      "exit code 0.\n"
-      "Example:\n"
+      "The index is --data DIR (the embedded store) or --store LOCATION: a directory (the same),\n"
+      "redis://HOST:PORT[/PREFIX] (one Redis server) or\n"
+      "redis-cluster://HOST:PORT[,HOST:PORT...][/PREFIX] (a Redis Cluster, through any of its\n"
+      "nodes); several servers may serve one Redis index at once (check-and-insert stays atomic\n"
+      "across them). A store or index is created when missing; settings (--method, --threshold,\n"
+      "-k) are chosen then. Answers are sent once their write is durable (--fsync), or "
+      "acknowledged\n"
+      "by Redis (and by --redis-wait replicas). --fsync, --sketches-on-disk and --snapshot-every\n"
+      "apply to the embedded store only: a Redis index has no snapshots (its servers persist it).\n"
+      "Unreachable Redis nodes are retried for 3 times --redis-timeout (a failover) before a\n"
+      "request fails with 503, or the start with exit code 1.\n"
+      "SIGINT/SIGTERM: the requests in flight are answered, a snapshot written (embedded store),\n"
+      "the store closed, exit code 0.\n"
+      "Examples:\n"
       "  neardup serve --data posts.store --listen 127.0.0.1:8080\n"
+      "  neardup serve --store redis-cluster://10.0.0.1:7000,10.0.0.2:7000/posts \\\n"
+      "      --redis-password-file /etc/neardup/redis.pass --redis-wait 1\n"
       "  curl -s localhost:8080/v1/documents -d '{\"id\":\"1\",\"text\":\"hello world\"}'");
-  command->add_option("--data", flags->data, "Store directory (created when missing or empty)")
-      ->required();
+  command->add_option("--data", flags->data,
+                      "Store directory (created when missing or empty); or give --store");
+  command->add_option("--store", flags->location,
+                      "Where the index lives: a directory (as --data), redis://HOST:PORT[/PREFIX] "
+                      "or redis-cluster://HOST:PORT[,HOST:PORT...][/PREFIX] (PREFIX: neardup)");
+  AddRedisFlags(command, &flags->redis);
   command->add_option("--listen", flags->listen, "HOST:PORT to listen on (port 0: any free one)")
       ->capture_default_str();
   command
-      ->add_option("--method", flags->store.method,
-                   "A new store's method: accurate (Jaccard sketch, default) or simhash")
+      ->add_option(
+          "--method", flags->store.method,
+          "A new store's (or Redis index's) method: accurate (Jaccard sketch, default) or simhash")
       ->check(CLI::IsMember({"accurate", "simhash"}));
   command
       ->add_option("--threshold", flags->store.threshold,
@@ -208,11 +324,14 @@ void AddServeCommand(CLI::App* app, int* exit_code) {
       ->check(CLI::Range(0.0, 1.0));
   command->add_option("-k", flags->store.k, "simhash: matches differ in at most k bits, default 3")
       ->check(CLI::Range(0, 7));
-  command->add_option("--fsync", flags->store.fsync, "always, batch or never (doc/store.md)")
+  command
+      ->add_option("--fsync", flags->store.fsync,
+                   "always, batch or never (doc/store.md); embedded store only")
       ->check(CLI::IsMember({"always", "batch", "never"}))
       ->capture_default_str();
   command->add_flag("--sketches-on-disk", flags->store.sketches_on_disk,
-                    "accurate: keep the sketches in a scratch file, not in memory");
+                    "accurate: keep the sketches in a scratch file, not in memory (embedded "
+                    "store only)");
   command->add_flag("--store-text", flags->service.store_text,
                     "Keep each stored document's text (GET /v1/documents/ID gives it back)");
   command
@@ -252,7 +371,7 @@ void AddServeCommand(CLI::App* app, int* exit_code) {
   command
       ->add_option("--snapshot-every", flags->snapshot_every,
                    "Seconds between snapshots of the index (when it changed), also taken at exit; "
-                   "a restart loads the last one (0: never)")
+                   "a restart loads the last one (0: never). Embedded store only")
       ->check(CLI::Range(0, 1000000))
       ->capture_default_str();
   command
@@ -260,7 +379,10 @@ void AddServeCommand(CLI::App* app, int* exit_code) {
                    "Threads answering connections (0: one per core)")
       ->check(CLI::Range(0, 1024))
       ->capture_default_str();
-  command->callback([flags, exit_code] {
+  command->callback([command, flags, exit_code] {
+    flags->redis_given = command->count("--redis-user") + command->count("--redis-password-file") +
+                             command->count("--redis-wait") + command->count("--redis-timeout") >
+                         0;
     flags->http.write_timeout_seconds = flags->http.read_timeout_seconds;
     *exit_code = RunServe(*flags);
   });

@@ -23,6 +23,8 @@ packages=(
   clang-format          # make format-check: the tree stays formatted by .clang-format (CI checks it)
   librocksdb-dev        # the durable store of the online index (write-ahead log, atomic batches, recovery)
   libboost-dev          # Boost.Beast and Asio: the HTTP/1.1 transport of `neardup serve`
+  libhiredis-dev        # the Redis / Redis Cluster client of the shared index (src/store/redis_client.cc)
+  redis-server redis-tools  # the real local Redis Cluster of the tests, the benchmark and the demo
   curl                  # the service's CLI tests talk to it over loopback
   chromium              # the web page's end-to-end test (headless, driven by playwright-core)
 )

@@ -214,7 +214,9 @@ class HttpServer::Impl::Connection : public std::enable_shared_from_this<Connect
                 });
       return;
     }
-    if (AnswerInline(*request)) return Write(api->Handle(*request));
+    // A Redis index's reads are network round trips (that may wait out a failover): they go to
+    // the workers like writes, so that an I/O thread never waits.
+    if (api->local() && AnswerInline(*request)) return Write(api->Handle(*request));
     net::post(*impl_->workers, [self = shared_from_this(), request, api,
                                 work = net::make_work_guard(context_)]() mutable {
       auto response = std::make_shared<Response>(api->Handle(*request));

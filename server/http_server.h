@@ -1,8 +1,9 @@
 // The HTTP/1.1 transport of `neardup serve`: Boost.Beast on Boost.Asio carrying requests to a
 // Service (server/service.h). Event-driven: one I/O thread per core, each with its own event loop
-// and connections, answers reads (queries, comparisons, GETs) itself; requests that wait for a
-// durable write (inserts, removes, batches) or are large go to a pool of worker threads, so that
-// concurrent inserts share group commits without holding up queries. Keep-alive, pipelining,
+// and connections, answers reads (queries, comparisons, GETs) of a local index itself; requests
+// that wait for a durable write (inserts, removes, batches), are large, or read a remote (Redis)
+// index go to a pool of worker threads, so that concurrent inserts share group commits without
+// holding up queries. Keep-alive, pipelining,
 // 100-continue and chunked answers (batches); bodies, heads, idle and slow clients are bounded by
 // HttpOptions.
 //

@@ -81,6 +81,8 @@ int StatusOf(const Status& status) {
       return 409;
     case Status::Code::kResourceExhausted:
       return 413;
+    case Status::Code::kUnavailable:  // a Redis index that cannot be reached: retry later
+      return 503;
     default:
       return 500;
   }
@@ -352,9 +354,10 @@ Service::Service(ServiceOptions options) : options_(std::move(options)), started
 
 Service::~Service() = default;
 
-void Service::SetStore(std::unique_ptr<Store> store) {
+void Service::SetStore(std::unique_ptr<IndexStore> store) {
   std::lock_guard lock(load_mutex_);
   owned_ = std::move(store);
+  remote_.store(owned_ != nullptr && owned_->backend() != "embedded", std::memory_order_release);
   store_.store(owned_.get(), std::memory_order_release);
 }
 
@@ -364,14 +367,15 @@ void Service::SetLoadError(std::string message) {
 }
 
 Status Service::Snapshot() {
-  Store* store = store_.load(std::memory_order_acquire);
+  IndexStore* store = store_.load(std::memory_order_acquire);
   if (store == nullptr) return Status::FailedPrecondition("the store is not loaded yet");
   return store->Snapshot();
 }
 
-std::unique_ptr<Store> Service::TakeStore() {
+std::unique_ptr<IndexStore> Service::TakeStore() {
   std::lock_guard lock(load_mutex_);
   store_.store(nullptr, std::memory_order_release);
+  remote_.store(false, std::memory_order_release);
   return std::move(owned_);
 }
 
@@ -473,7 +477,7 @@ Response Service::Route(const Request& request, std::string* endpoint) {
 }
 
 Response Service::PostDocument(const Request& request) {
-  Store& store = *store_.load(std::memory_order_acquire);
+  IndexStore& store = *store_.load(std::memory_order_acquire);
   bool insert = true;
   InsertPolicy policy = InsertPolicy::kIfNew;
   if (Status s = InsertParams(request, &insert, &policy); !s.ok()) return ErrorOf(s);
@@ -510,7 +514,7 @@ Response Service::PostDocument(const Request& request) {
 }
 
 Response Service::PostQuery(const Request& request) {
-  Store& store = *store_.load(std::memory_order_acquire);
+  IndexStore& store = *store_.load(std::memory_order_acquire);
   if (!request.params.empty())
     return Error(400, "unknown query parameter \"" + request.params.begin()->first + "\"");
   Body body;
@@ -587,7 +591,7 @@ Response Service::PostQuery(const Request& request) {
 }
 
 Response Service::PostCompare(const Request& request) {
-  Store& store = *store_.load(std::memory_order_acquire);
+  IndexStore& store = *store_.load(std::memory_order_acquire);
   Body body;
   if (Status s = body.Parse(request.body, {"a", "b"}); !s.ok()) return ErrorOf(s);
   std::string_view a, b;
@@ -644,7 +648,7 @@ Response Service::PostCompare(const Request& request) {
 }
 
 Response Service::GetDocument(std::string_view id) {
-  Store& store = *store_.load(std::memory_order_acquire);
+  IndexStore& store = *store_.load(std::memory_order_acquire);
   auto signature = store.Get(id);
   if (!signature.ok()) return ErrorOf(signature.status());
   std::string out = "{\"id\":";
@@ -656,9 +660,13 @@ Response Service::GetDocument(std::string_view id) {
   if (store.signer().method() == DedupMethod::kAccurate) {
     out.append(",\"sketch\":\"");
     AppendHexBytes(signature->sketch, &out);
-    out.append("\",\"bands\":\"");
-    AppendHexBands(signature->band_keys, &out);
     out.push_back('"');
+    // A Redis index keeps no band keys with its documents (they are in its buckets only).
+    if (!signature->band_keys.empty()) {
+      out.append(",\"bands\":\"");
+      AppendHexBands(signature->band_keys, &out);
+      out.push_back('"');
+    }
   }
   auto attachment = store.GetAttachment(id);
   if (!attachment.ok()) return ErrorOf(attachment.status());
@@ -671,7 +679,7 @@ Response Service::GetDocument(std::string_view id) {
 }
 
 Response Service::DeleteDocument(std::string_view id) {
-  Store& store = *store_.load(std::memory_order_acquire);
+  IndexStore& store = *store_.load(std::memory_order_acquire);
   if (Status s = store.Remove(id); !s.ok()) return ErrorOf(s);
   std::string out = "{\"id\":";
   AppendJsonString(id, &out);
@@ -699,7 +707,7 @@ Response Service::PostBatch(const Request& request) {
 
 bool Service::StreamBatch(const Request& request,
                           const std::function<bool(std::string_view)>& emit) {
-  Store* store = store_.load(std::memory_order_acquire);
+  IndexStore* store = store_.load(std::memory_order_acquire);
   if (store == nullptr) return false;
   bool insert = true;
   InsertPolicy policy = InsertPolicy::kIfNew;
@@ -850,11 +858,22 @@ void AppendSnapshot(const StoreStats& stats, std::string* out) {
   out->push_back('}');
 }
 
+// ,"backend":..., and for Redis ,"remote_memory_bytes":... (stats and health).
+void AppendBackend(std::string_view backend, const StoreStats& stats, std::string* out) {
+  out->append(",\"backend\":");
+  AppendJsonString(backend, out);
+  if (backend != "embedded") {
+    out->append(",\"remote_memory_bytes\":");
+    AppendNumber(stats.remote_memory_bytes, out);
+  }
+}
+
 }  // namespace
 
 Response Service::GetStats() {
-  Store& store = *store_.load(std::memory_order_acquire);
+  IndexStore& store = *store_.load(std::memory_order_acquire);
   const StoreStats stats = store.Stats();
+  const bool embedded = store.backend() == "embedded";
   std::string out = "{\"documents\":";
   AppendNumber(stats.index.documents, &out);
   out.append(",\"empty_documents\":");
@@ -863,16 +882,20 @@ Response Service::GetStats() {
   AppendNumber(stats.index.inserts, &out);
   out.append(",\"removes\":");
   AppendNumber(stats.index.removes, &out);
-  out.append(",\"memory_bytes\":");
-  AppendNumber(stats.index.memory_bytes, &out);
-  out.append(",\"disk_bytes\":");
-  AppendNumber(stats.disk_bytes, &out);
+  if (embedded) {
+    out.append(",\"memory_bytes\":");
+    AppendNumber(stats.index.memory_bytes, &out);
+    out.append(",\"disk_bytes\":");
+    AppendNumber(stats.disk_bytes, &out);
+  }
   out.append(",\"rows\":");
   AppendNumber(stats.next_row, &out);
-  out.append(",\"fsync\":");
-  AppendJsonString(FsyncModeName(stats.fsync), &out);
-  out.append(",\"syncs\":");
-  AppendNumber(stats.syncs, &out);
+  if (embedded) {
+    out.append(",\"fsync\":");
+    AppendJsonString(FsyncModeName(stats.fsync), &out);
+    out.append(",\"syncs\":");
+    AppendNumber(stats.syncs, &out);
+  }
   out.append(",\"method\":");
   AppendJsonString(DedupMethodName(store.signer().method()), &out);
   out.append(",\"settings\":");
@@ -885,10 +908,14 @@ Response Service::GetStats() {
   AppendNumber(stats.index.queries.candidates, &out);
   out.append(",\"matches\":");
   AppendNumber(stats.index.queries.matches, &out);
-  out.append("},\"log_bytes\":");
-  AppendNumber(stats.log_bytes, &out);
-  out.append(",\"snapshot\":");
-  AppendSnapshot(stats, &out);
+  out.push_back('}');
+  if (embedded) {
+    out.append(",\"log_bytes\":");
+    AppendNumber(stats.log_bytes, &out);
+    out.append(",\"snapshot\":");
+    AppendSnapshot(stats, &out);
+  }
+  AppendBackend(store.backend(), stats, &out);
   out.append(",\"uptime_seconds\":");
   AppendNumber(std::chrono::duration<double>(Clock::now() - started_).count(), &out);
   out.push_back('}');
@@ -898,18 +925,28 @@ Response Service::GetStats() {
 Response Service::GetHealth() {
   const double seconds = std::chrono::duration<double>(Clock::now() - started_).count();
   std::string out;
-  if (Store* store = store_.load(std::memory_order_acquire)) {
+  if (IndexStore* store = store_.load(std::memory_order_acquire)) {
+    // A shared index can stop answering after the start: the servers, not this process.
+    if (Status check = store->Check(); !check.ok()) {
+      out = "{\"status\":\"unavailable\",\"message\":";
+      AppendJsonString(check.message(), &out);
+      out.push_back('}');
+      return Json(503, std::move(out));
+    }
     const StoreStats stats = store->Stats();
     out = "{\"status\":\"ready\",\"documents\":";
     AppendNumber(stats.index.documents, &out);
-    out.append(",\"loaded_from\":");
-    AppendJsonString(stats.loaded_from, &out);
-    out.append(",\"load_seconds\":");
-    AppendNumber(stats.load_seconds, &out);
-    if (!stats.snapshot_skipped.empty()) {
-      out.append(",\"snapshot_skipped\":");
-      AppendJsonString(stats.snapshot_skipped, &out);
+    if (store->backend() == "embedded") {
+      out.append(",\"loaded_from\":");
+      AppendJsonString(stats.loaded_from, &out);
+      out.append(",\"load_seconds\":");
+      AppendNumber(stats.load_seconds, &out);
+      if (!stats.snapshot_skipped.empty()) {
+        out.append(",\"snapshot_skipped\":");
+        AppendJsonString(stats.snapshot_skipped, &out);
+      }
     }
+    AppendBackend(store->backend(), stats, &out);
     out.push_back('}');
     return Json(200, std::move(out));
   }
@@ -934,7 +971,7 @@ Response Service::GetMetrics() {
   out.append(
       "# HELP neardup_ready Whether the store is loaded and answering.\n# TYPE neardup_ready "
       "gauge\n");
-  Store* store = store_.load(std::memory_order_acquire);
+  IndexStore* store = store_.load(std::memory_order_acquire);
   out.append(store != nullptr ? "neardup_ready 1\n" : "neardup_ready 0\n");
   if (store != nullptr) {
     const StoreStats stats = store->Stats();
@@ -943,22 +980,34 @@ Response Service::GetMetrics() {
                  name + " " + std::to_string(value) + "\n");
     };
     gauge("neardup_documents", "Documents stored.", stats.index.documents);
-    gauge("neardup_index_memory_bytes", "Memory held by the in-memory index.",
-          stats.index.memory_bytes);
-    gauge("neardup_disk_bytes", "Bytes of the store's files (database and log).", stats.disk_bytes);
-    gauge("neardup_syncs", "Durable writes issued since the start.", stats.syncs);
-    gauge("neardup_log_bytes", "Bytes of the write-ahead log's files.", stats.log_bytes);
-    gauge("neardup_snapshot_rows", "Rows the snapshot in use covers (0: none).",
-          stats.snapshot_rows);
-    gauge("neardup_snapshot_bytes", "Bytes of the snapshot file in use (0: none).",
-          stats.snapshot_bytes);
-    if (stats.snapshot_time > 0) {
-      const int64_t age =
-          std::max<int64_t>(0, static_cast<int64_t>(std::time(nullptr)) - stats.snapshot_time);
-      gauge("neardup_snapshot_age_seconds",
-            "Seconds since the snapshot in use was written (absent: there is none).",
-            static_cast<uint64_t>(age));
+    if (store->backend() == "embedded") {
+      gauge("neardup_index_memory_bytes", "Memory held by the in-memory index.",
+            stats.index.memory_bytes);
+      gauge("neardup_disk_bytes", "Bytes of the store's files (database and log).",
+            stats.disk_bytes);
+      gauge("neardup_syncs", "Durable writes issued since the start.", stats.syncs);
+      gauge("neardup_log_bytes", "Bytes of the write-ahead log's files.", stats.log_bytes);
+      gauge("neardup_snapshot_rows", "Rows the snapshot in use covers (0: none).",
+            stats.snapshot_rows);
+      gauge("neardup_snapshot_bytes", "Bytes of the snapshot file in use (0: none).",
+            stats.snapshot_bytes);
+      if (stats.snapshot_time > 0) {
+        const int64_t age =
+            std::max<int64_t>(0, static_cast<int64_t>(std::time(nullptr)) - stats.snapshot_time);
+        gauge("neardup_snapshot_age_seconds",
+              "Seconds since the snapshot in use was written (absent: there is none).",
+              static_cast<uint64_t>(age));
+      }
+    } else {
+      gauge("neardup_remote_memory_bytes",
+            "Memory the Redis servers use (used_memory summed over the masters).",
+            stats.remote_memory_bytes);
     }
+    out.append(
+        "# HELP neardup_backend_info Where the index lives (label backend: embedded, redis or "
+        "redis-cluster).\n# TYPE neardup_backend_info gauge\nneardup_backend_info{backend=\"");
+    out.append(store->backend());
+    out.append("\"} 1\n");
   }
   std::string uptime;
   AppendNumber(std::chrono::duration<double>(Clock::now() - started_).count(), &uptime);

@@ -14,7 +14,12 @@
 //   GET    /                    the web page (server/web_page.html)
 // Errors are JSON {error, message}: 400 malformed JSON or UTF-8, a missing or mistyped field
 // (named); 401 without the token; 404; 405; 409 id already stored; 413 too large; 503 while the
-// store loads.
+// store loads, or when a Redis index cannot be reached.
+//
+// The index is any IndexStore (neardup/index_store.h): the embedded store or Redis. Every answer
+// is the same for both but where a backend has nothing to say: a Redis index gives no band keys
+// with a stored signature (GET /v1/documents/{id} leaves "bands" out) and has no files, fsync
+// mode or snapshots (stats, health and metrics leave those out and give remote_memory_bytes).
 //
 // Thread safety: Handle() may be called from many threads at once; SetStore() once, from any.
 #ifndef NEARDUP_SERVER_SERVICE_H_
@@ -33,7 +38,7 @@
 #include <string_view>
 #include <vector>
 
-#include "neardup/store.h"
+#include "neardup/index_store.h"
 
 namespace neardup::server {
 
@@ -96,11 +101,16 @@ class Service {
   explicit Service(ServiceOptions options);
   ~Service();
 
-  // The store to serve, once it is open (until then requests but /healthz and /metrics get 503).
-  void SetStore(std::unique_ptr<Store> store);
+  // The index to serve, once it is open (until then requests but /healthz and /metrics get 503).
+  // An embedded Store is served through IndexStore::Embedded.
+  void SetStore(std::unique_ptr<IndexStore> store);
   // Why the store could not be opened: /healthz reports it (500) instead of "loading".
   void SetLoadError(std::string message);
   bool ready() const { return store_.load(std::memory_order_acquire) != nullptr; }
+  // Whether every answer is computed in this process without waiting on a network: true for the
+  // embedded store (and before the store is set), false for Redis, whose reads are round trips
+  // (and may wait for a failover). The HTTP server answers only local reads on its I/O threads.
+  bool local() const { return !remote_.load(std::memory_order_acquire); }
 
   // Answers one request. Never throws; a failure inside is a 500 with its message.
   Response Handle(const Request& request);
@@ -113,11 +123,12 @@ class Service {
   // Whether a request is a batch that StreamBatch would stream (ready, authorised, POST /v1/batch).
   bool IsStreamableBatch(const Request& request) const;
 
-  // Store::Snapshot of the store served (FailedPrecondition before it is loaded).
+  // IndexStore::Snapshot of the index served (FailedPrecondition before it is loaded,
+  // NotSupported for Redis).
   Status Snapshot();
 
-  // The store's, once loaded: closing it (on exit) flushes everything acknowledged.
-  std::unique_ptr<Store> TakeStore();
+  // The index, once loaded (nullptr before): closing it (on exit) flushes everything acknowledged.
+  std::unique_ptr<IndexStore> TakeStore();
 
   Metrics& metrics() { return metrics_; }
 
@@ -135,8 +146,9 @@ class Service {
   bool Authorised(const Request& request) const;
 
   const ServiceOptions options_;
-  std::unique_ptr<Store> owned_;
-  std::atomic<Store*> store_{nullptr};
+  std::unique_ptr<IndexStore> owned_;
+  std::atomic<IndexStore*> store_{nullptr};
+  std::atomic<bool> remote_{false};
   mutable std::mutex load_mutex_;
   std::string load_error_;
   const std::chrono::steady_clock::time_point started_;

@@ -59,7 +59,7 @@ class ServiceTest : public ::testing::TestWithParam<DedupMethod> {
       store_options.method = method;
       auto store = Store::Open(dir_.Path("store" + std::to_string(stores_++)), store_options);
       EXPECT_TRUE(store.ok()) << store.status().ToString();
-      service->SetStore(std::move(*store));
+      service->SetStore(IndexStore::Embedded(std::move(*store)));
     }
     return service;
   }
@@ -255,7 +255,8 @@ TEST_P(ServiceTest, TokenLoadingHealthAndMetrics) {
   MethodOptions method;
   method.method = GetParam();
   store_options.method = method;
-  service->SetStore(std::move(Store::Open(dir_.Path("token.store"), store_options)).value());
+  service->SetStore(IndexStore::Embedded(
+      std::move(Store::Open(dir_.Path("token.store"), store_options)).value()));
   EXPECT_EQ(service->Handle(health).status, 200);
   EXPECT_EQ(service->Handle(post).status, 200);
   for (const char* wrong : {"", "Bearer s3cre", "Bearer s3cret2", "bearer s3cret", "s3cret"}) {
@@ -350,6 +351,148 @@ TEST_P(ServiceTest, ConcurrentCheckAndInsertKeepsOneOfEachGroup) {
   }
   for (auto& t : threads) t.join();
   EXPECT_EQ(fresh.load(), groups);
+}
+
+// An index that answers as a Redis one does, over an embedded store: no band keys with a stored
+// signature, no files or snapshots, the servers' memory; and, when told, a server that cannot be
+// reached.
+class RemoteLikeIndex final : public IndexStore {
+ public:
+  explicit RemoteLikeIndex(std::unique_ptr<IndexStore> inner) : inner_(std::move(inner)) {}
+
+  std::atomic<bool> unreachable{false};
+
+  const DocumentSigner& signer() const override { return inner_->signer(); }
+  std::string_view backend() const override { return "redis-cluster"; }
+  const std::string& location() const override { return location_; }
+  Result<QueryAndInsertResult> QueryAndInsertSigned(std::string_view id, const Signature& signature,
+                                                    InsertPolicy policy,
+                                                    std::string_view attachment) override {
+    if (unreachable) return Down();
+    return inner_->QueryAndInsertSigned(id, signature, policy, attachment);
+  }
+  Result<std::vector<StoreInsertResult>> QueryAndInsertBatch(
+      std::span<const SignedDocument> documents, InsertPolicy policy) override {
+    if (unreachable) return Down();
+    return inner_->QueryAndInsertBatch(documents, policy);
+  }
+  Result<std::vector<StoreInsertResult>> InsertBatch(
+      std::span<const SignedDocument> documents) override {
+    return inner_->InsertBatch(documents);
+  }
+  Status Remove(std::string_view id) override { return inner_->Remove(id); }
+  Result<std::vector<OnlineMatch>> QuerySigned(const Signature& signature,
+                                               OnlineQueryStats* stats) const override {
+    if (unreachable) return Down();
+    return inner_->QuerySigned(signature, stats);
+  }
+  Result<Signature> Get(std::string_view id) const override {
+    auto signature = inner_->Get(id);
+    if (signature.ok()) signature->band_keys.clear();
+    return signature;
+  }
+  Result<std::string> GetAttachment(std::string_view id) const override {
+    return inner_->GetAttachment(id);
+  }
+  Result<bool> Contains(std::string_view id) const override { return inner_->Contains(id); }
+  StoreStats Stats() const override {
+    const StoreStats inner = inner_->Stats();
+    StoreStats stats;
+    stats.index.documents = inner.index.documents;
+    stats.index.settings = inner.index.settings;
+    stats.next_row = inner.next_row;
+    stats.backend = "redis-cluster";
+    stats.remote_memory_bytes = 123456;
+    return stats;
+  }
+  Status Snapshot() override { return Status::NotSupported("no snapshots"); }
+
+ private:
+  static Status Down() { return Status::Unavailable("redis 127.0.0.1:1: connect: refused"); }
+
+  std::unique_ptr<IndexStore> inner_;
+  std::string location_ = "redis-cluster://127.0.0.1:1/test";
+};
+
+// The embedded store's answers name it; a Redis index's leave out what it does not have (band
+// keys, files, fsync, snapshots) and give its servers' memory; an unreachable server is a 503.
+TEST_P(ServiceTest, AnswersNameTheBackendAndLeaveOutWhatItLacks) {
+  ASSERT_EQ(Call(Post("/v1/documents", Doc("a", kText))).status, 200);
+  EXPECT_TRUE(service_->local());
+  const std::string embedded_stats = Call(Get("/v1/stats")).body;
+  EXPECT_NE(embedded_stats.find(",\"snapshot\":null,\"backend\":\"embedded\",\"uptime_seconds\":"),
+            std::string::npos)
+      << embedded_stats;
+  EXPECT_NE(Call(Get("/healthz")).body.find(",\"backend\":\"embedded\"}"), std::string::npos);
+  const std::string embedded_metrics = Call(Get("/metrics")).body;
+  EXPECT_NE(embedded_metrics.find("neardup_backend_info{backend=\"embedded\"} 1\n"),
+            std::string::npos);
+  EXPECT_NE(embedded_metrics.find("neardup_disk_bytes "), std::string::npos);
+  EXPECT_EQ(embedded_metrics.find("neardup_remote_memory_bytes"), std::string::npos);
+  const std::string embedded_get = Call(Get("/v1/documents/a")).body;
+  EXPECT_EQ(embedded_get.find("\"bands\"") == std::string::npos,
+            GetParam() == DedupMethod::kSimhash)
+      << embedded_get;
+
+  StoreOptions store_options;
+  MethodOptions method;
+  method.method = GetParam();
+  store_options.method = method;
+  auto store = Store::Open(dir_.Path("remote.store"), store_options);
+  ASSERT_TRUE(store.ok()) << store.status().ToString();
+  auto remote = std::make_unique<RemoteLikeIndex>(IndexStore::Embedded(std::move(*store)));
+  RemoteLikeIndex* index = remote.get();
+  service_ = std::make_unique<Service>(ServiceOptions());
+  service_->SetStore(std::move(remote));
+  EXPECT_FALSE(service_->local());
+  ASSERT_EQ(Call(Post("/v1/documents", Doc("a", kText))).status, 200);
+  const Response got = Call(Get("/v1/documents/a"));
+  ASSERT_EQ(got.status, 200) << got.body;
+  EXPECT_EQ(got.body.find("\"bands\""), std::string::npos) << got.body;
+  EXPECT_EQ(got.body.find("\"sketch\":\"") != std::string::npos,
+            GetParam() == DedupMethod::kAccurate)
+      << got.body;
+  EXPECT_EQ(got.body.back(), '\n');
+  EXPECT_EQ(got.body[got.body.size() - 2], '}') << got.body;
+  const std::string stats = Call(Get("/v1/stats")).body;
+  EXPECT_EQ(stats.rfind("{\"documents\":1,\"empty_documents\":0,\"inserts\":0,\"removes\":0,"
+                        "\"rows\":1,\"method\":",
+                        0),
+            0u)
+      << stats;
+  EXPECT_NE(stats.find("},\"backend\":\"redis-cluster\",\"remote_memory_bytes\":123456,"
+                       "\"uptime_seconds\":"),
+            std::string::npos)
+      << stats;
+  for (const char* absent :
+       {"memory_bytes\":0", "disk_bytes", "fsync", "syncs", "log_bytes", "snapshot"}) {
+    EXPECT_EQ(stats.find(absent), std::string::npos) << absent << " in " << stats;
+  }
+  EXPECT_EQ(Call(Get("/healthz")).body,
+            "{\"status\":\"ready\",\"documents\":1,\"backend\":\"redis-cluster\","
+            "\"remote_memory_bytes\":123456}\n");
+  const std::string metrics = Call(Get("/metrics")).body;
+  EXPECT_NE(metrics.find("\nneardup_remote_memory_bytes 123456\n"), std::string::npos) << metrics;
+  EXPECT_NE(metrics.find("\nneardup_backend_info{backend=\"redis-cluster\"} 1\n"),
+            std::string::npos);
+  EXPECT_NE(metrics.find("\nneardup_documents 1\n"), std::string::npos);
+  for (const char* absent : {"neardup_disk_bytes", "neardup_index_memory_bytes", "neardup_syncs",
+                             "neardup_log_bytes", "neardup_snapshot"}) {
+    EXPECT_EQ(metrics.find(absent), std::string::npos) << absent;
+  }
+  EXPECT_EQ(service_->Snapshot().code(), Status::Code::kNotSupported);
+  // A server that cannot be reached: 503, and the message says which.
+  index->unreachable = true;
+  const Response down = Call(Post("/v1/query", std::string("{\"text\":\"") + kText + "\"}"));
+  EXPECT_EQ(down.status, 503);
+  EXPECT_EQ(down.body,
+            "{\"error\":\"unavailable\",\"message\":\"redis 127.0.0.1:1: connect: refused\"}\n");
+  EXPECT_EQ(Call(Post("/v1/documents", Doc("b", kOther))).status, 503);
+  const Response batch = Call(Post("/v1/batch", Doc("c", kOther)));
+  EXPECT_NE(batch.body.find("\"status\":503,\"error\":\"unavailable\""), std::string::npos)
+      << batch.body;
+  EXPECT_NE(service_->TakeStore(), nullptr);
+  EXPECT_TRUE(service_->local());
 }
 
 INSTANTIATE_TEST_SUITE_P(Methods, ServiceTest,

@@ -39,6 +39,7 @@
 #include <string>
 #include <vector>
 
+#include "neardup/index_store.h"
 #include "neardup/method.h"
 #include "neardup/status.h"
 
@@ -146,6 +147,25 @@ struct DedupOptions {
   // Saves an index of this run's kept documents (the method's kind: accurate signatures or SimHash
   // fingerprints, with the run's settings) and INDEX.ids, for the next run's against_indexes.
   std::string save_index;
+
+  // Sharded runs across processes or machines over a shared Redis index (doc/dedup.md, "Across
+  // machines"). A shard (shard_count > 0, shard_index in 0..shard_count-1) reads every input but
+  // parses and signs only its share of the lines (a hash of each line's file and number), stores
+  // their signatures in the index at `store` (redis:// or redis-cluster://, a prefix no other job
+  // uses), waits until every shard has, queries its documents against the whole index and writes
+  // its documents and their near-duplicate pairs to shard_output, and nothing else. The merge
+  // (merge_parts: every shard's output, in any order) signs nothing: it takes the documents and
+  // pairs from the parts, reads the same inputs again for the kept lines, and writes the outputs
+  // asked for, the same files as one run over the inputs. InvalidArgument for a shard asked for
+  // other outputs, a merge missing a shard, or parts of another job.
+  std::string store;
+  int shard_index = 0;
+  int shard_count = 0;
+  std::string shard_output;
+  std::vector<std::string> merge_parts;
+  RedisStoreOptions redis;
+  // How long a shard waits for the others (to start, then to finish inserting).
+  double shard_wait_seconds = 86400;
 
   // Called ten times a second, whatever the job is doing, from a thread of the job (never two calls
   // at once); the last call returns before RunDedup does.

@@ -25,6 +25,8 @@ class Status {
     kFailedPrecondition,  // the call is not valid in the object's current state
     kCancelled,           // the operation was interrupted (e.g. by a signal)
     kNotSupported,        // this object does not offer the call (e.g. saving a disk-resident index)
+    kUnavailable,         // a server could not be reached or did not answer in time (retry later)
+    kPermissionDenied,    // a server refused the credentials given (e.g. a wrong Redis password)
     kInternal,            // a bug in neardup
   };
 
@@ -53,6 +55,12 @@ class Status {
   }
   static Status NotSupported(std::string message) {
     return Status(Code::kNotSupported, std::move(message));
+  }
+  static Status Unavailable(std::string message) {
+    return Status(Code::kUnavailable, std::move(message));
+  }
+  static Status PermissionDenied(std::string message) {
+    return Status(Code::kPermissionDenied, std::move(message));
   }
   static Status Internal(std::string message) {
     return Status(Code::kInternal, std::move(message));

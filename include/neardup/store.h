@@ -127,6 +127,10 @@ struct StoreStats {
   std::string loaded_from;
   double load_seconds = 0;
   std::string snapshot_skipped;
+  // Where the index lives (neardup/index_store.h): "embedded", "redis" or "redis-cluster"; for
+  // Redis, the servers' used_memory summed over the masters (0 for the embedded store).
+  std::string backend = "embedded";
+  uint64_t remote_memory_bytes = 0;
 };
 
 // A document of QueryAndInsertBatch, already signed (by signer()).

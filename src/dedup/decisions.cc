@@ -6,6 +6,7 @@
 
 #include "dedup/duplicate_ids.h"
 #include "dedup/fingerprint_groups.h"
+#include "dedup/shards.h"
 
 namespace neardup::dedup_internal {
 namespace {
@@ -191,6 +192,19 @@ Result<Clusters> JoinAndCluster(const JobSettings& settings, Grouping* grouping,
     clusters.pairs = std::move(*pairs);
   }
   auto roots = ClusterPairs(static_cast<uint32_t>(grouping->size()), clusters.pairs);
+  if (!roots.ok()) return roots.status();
+  clusters.component = std::move(*roots);
+  return clusters;
+}
+
+Result<Clusters> ClusterShardPairs(const std::vector<std::pair<uint64_t, uint64_t>>& pairs,
+                                   const DocumentTable& table, const Grouping& grouping,
+                                   DedupReport* report) {
+  Clusters clusters;
+  clusters.pairs = GroupPairsOf(pairs, table, grouping);
+  report->candidates = pairs.size();
+  report->pairs_complete = true;
+  auto roots = ClusterPairs(static_cast<uint32_t>(grouping.size()), clusters.pairs);
   if (!roots.ok()) return roots.status();
   clusters.component = std::move(*roots);
   return clusters;

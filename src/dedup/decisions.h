@@ -94,6 +94,13 @@ struct Clusters {
 Result<Clusters> JoinAndCluster(const JobSettings& settings, Grouping* grouping,
                                 DedupReport* report);
 
+// JoinAndCluster's result from the pairs of a sharded job's parts (dedup/shards.h), by input-line
+// ordinal: the pairs between groups the join would find, and their clusters. Records
+// report->candidates (the pairs read) and pairs_complete (true: the shards verify every pair).
+Result<Clusters> ClusterShardPairs(const std::vector<std::pair<uint64_t, uint64_t>>& pairs,
+                                   const DocumentTable& table, const Grouping& grouping,
+                                   DedupReport* report);
+
 // Records in *report the pairs among documents (across groups, and within groups), the clusters of
 // two documents or more, and the histogram of their sizes.
 void CountPairsAndClusters(const Grouping& grouping, const Clusters& clusters, DedupReport* report);

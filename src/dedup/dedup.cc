@@ -14,6 +14,7 @@
 #include "dedup/against_indexes.h"
 #include "dedup/decisions.h"
 #include "dedup/documents.h"
+#include "dedup/shards.h"
 #include "dedup/writers.h"
 #include "neardup/cpu.h"
 #include "neardup/format.h"
@@ -29,6 +30,7 @@ using dedup_internal::Grouping;
 using dedup_internal::IndexMatches;
 using dedup_internal::InputFile;
 using dedup_internal::JobSettings;
+using dedup_internal::OrdinalPair;
 using dedup_internal::Selection;
 using dedup_internal::Signatures;
 using Clock = std::chrono::steady_clock;
@@ -118,6 +120,66 @@ class ProgressTicker {
   std::thread thread_;
 };
 
+// A shard writes its part and nothing else; a merge reads parts. Neither reads standard input
+// (every shard and the merge read the same inputs).
+Status CheckShardOptions(const DedupOptions& options) {
+  const bool shard = options.shard_count > 0;
+  const bool merge = !options.merge_parts.empty();
+  if (!shard && !merge) {
+    if (!options.store.empty()) {
+      return Status::InvalidArgument(
+          "--store needs --shard I/N (the dedup job uses a shared index "
+          "only to spread its work over several shards)");
+    }
+    if (!options.shard_output.empty()) {
+      return Status::InvalidArgument("--shard-output needs --shard I/N");
+    }
+    return Status::OK();
+  }
+  if (std::find(options.inputs.begin(), options.inputs.end(), "-") != options.inputs.end()) {
+    return Status::InvalidArgument(
+        "a sharded job cannot read standard input ('-'): every shard and the merge read the same "
+        "files");
+  }
+  if (shard && merge)
+    return Status::InvalidArgument("--shard and --merge are two steps: one at a time");
+  if (merge) return Status::OK();
+  if (options.shard_index < 0 || options.shard_index >= options.shard_count) {
+    return Status::InvalidArgument("--shard " + std::to_string(options.shard_index) + "/" +
+                                   std::to_string(options.shard_count) +
+                                   ": the shard must be in 0.." +
+                                   std::to_string(options.shard_count - 1));
+  }
+  if (options.store.empty()) {
+    return Status::InvalidArgument(
+        "a shard needs --store redis://... or redis-cluster://... (the "
+        "index the shards share)");
+  }
+  auto location = ParseStoreLocation(options.store);
+  if (!location.ok()) return location.status();
+  if (location->kind == StoreLocation::Kind::kEmbedded) {
+    return Status::InvalidArgument(
+        "a shard's --store must be a Redis index (redis:// or "
+        "redis-cluster://), which every shard can reach; got '" +
+        options.store + "'");
+  }
+  if (options.shard_output.empty()) {
+    return Status::InvalidArgument("a shard needs --shard-output FILE (its part, for the merge)");
+  }
+  for (const std::string* path : {&options.kept_path, &options.dups_path, &options.clusters_path,
+                                  &options.pairs_path, &options.save_index}) {
+    if (!path->empty()) {
+      return Status::InvalidArgument(
+          "a shard writes only its part (--shard-output); the merge (--merge PARTS...) writes '" +
+          *path + "'");
+    }
+  }
+  if (!options.against_indexes.empty()) {
+    return Status::InvalidArgument("--against belongs to the merge (--merge), not to a shard");
+  }
+  return Status::OK();
+}
+
 Status CheckOptions(const DedupOptions& options) {
   if (options.inputs.empty()) return Status::InvalidArgument("no input given");
   int to_standard_output = 0;
@@ -136,6 +198,7 @@ Status CheckOptions(const DedupOptions& options) {
   if (options.keep == KeepRule::kPriority && options.priority_field.empty()) {
     return Status::InvalidArgument("keeping by priority needs a priority field");
   }
+  NEARDUP_RETURN_IF_ERROR(CheckShardOptions(options));
   if (options.threads < 0 || options.threads > 1024) {
     return Status::InvalidArgument("threads must be between 1 and 1024 (0: one per core), got " +
                                    std::to_string(options.threads));
@@ -153,6 +216,7 @@ struct Outputs {
   OutputFile* report = nullptr;
   OutputFile* index = nullptr;
   OutputFile* index_ids = nullptr;
+  OutputFile* shard = nullptr;  // a shard's part
 };
 
 // Declares every output (nothing created yet) and checks it against the others and the inputs.
@@ -171,7 +235,8 @@ Status DeclareOutputs(const DedupOptions& options, Outputs* outputs) {
       {options.pairs_path, "pairs output", &outputs->pairs, false},
       {options.report_path, "report output", &outputs->report, false},
       {options.save_index, "saved index", &outputs->index, true},
-      {ids_path, "saved index ids", &outputs->index_ids, true}};
+      {ids_path, "saved index ids", &outputs->index_ids, true},
+      {options.shard_output, "shard part", &outputs->shard, true}};
   for (const Declared& o : declared) {
     if (o.path.empty()) continue;
     auto file = outputs->set.Add(o.path, o.role, o.regular_only);
@@ -183,6 +248,7 @@ Status DeclareOutputs(const DedupOptions& options, Outputs* outputs) {
     inputs.push_back(index);
     inputs.push_back(IdTablePath(index));
   }
+  inputs.insert(inputs.end(), options.merge_parts.begin(), options.merge_parts.end());
   return outputs->set.CheckNotInputs(inputs);
 }
 
@@ -225,6 +291,18 @@ Result<PassOne> ReadAndSign(const std::vector<InputFile>& files, const JobSettin
   return pass;
 }
 
+// The merge's pass 1: the documents, signatures and pairs of the shards' parts.
+Result<PassOne> ReadParts(const std::vector<InputFile>& files, const JobSettings& settings,
+                          std::vector<OrdinalPair>* pairs, DedupReport* report) {
+  const auto start = Clock::now();
+  PassOne pass;
+  NEARDUP_RETURN_IF_ERROR(
+      dedup_internal::ReadShardParts(files, settings, &pass.table, &pass.signatures, pairs));
+  AddStage("read-parts", start, 0, report);
+  NEARDUP_RETURN_IF_ERROR(dedup_internal::CheckFieldsAndIds(pass.table, settings, report));
+  return pass;
+}
+
 // Writes the duplicates, clusters and pairs, and saves the index: the outputs of the decisions.
 Status WriteDecisions(const DocumentTable& table, const IndexMatches& index_matches,
                       const Grouping& grouping, const Clusters& clusters,
@@ -252,7 +330,8 @@ Status WriteDecisions(const DocumentTable& table, const IndexMatches& index_matc
 // pairs and clusters) is released on return, before the kept lines are copied.
 Result<std::vector<bool>> DecideAndWrite(Signatures signatures, const DocumentTable& table,
                                          const JobSettings& settings, const Outputs& outputs,
-                                         ProgressTicker* progress, DedupReport* report) {
+                                         ProgressTicker* progress, DedupReport* report,
+                                         const std::vector<OrdinalPair>* shard_pairs) {
   auto start = Clock::now();
   auto index_matches = dedup_internal::MatchIndexes(signatures, table, settings);
   if (!index_matches.ok()) return index_matches.status();
@@ -264,7 +343,9 @@ Result<std::vector<bool>> DecideAndWrite(Signatures signatures, const DocumentTa
   progress->Stage("join");
   Grouping grouping =
       dedup_internal::GroupDocuments(std::move(signatures), *index_matches, table, settings);
-  auto clusters = dedup_internal::JoinAndCluster(settings, &grouping, report);
+  auto clusters = shard_pairs == nullptr
+                      ? dedup_internal::JoinAndCluster(settings, &grouping, report)
+                      : dedup_internal::ClusterShardPairs(*shard_pairs, table, grouping, report);
   if (!clusters.ok()) return clusters.status();
   AddStage("join", start, 0, report);
   dedup_internal::CountPairsAndClusters(grouping, *clusters, report);
@@ -318,11 +399,27 @@ Result<DedupReport> RunPasses(const JobSettings& settings,
   for (const InputFile& f : *files) total_bytes += f.size;
   progress->set_total_bytes(total_bytes);
   NEARDUP_RETURN_IF_ERROR(outputs->set.OpenAll());
-  auto pass = ReadAndSign(*files, settings, progress, &report);
+  std::vector<OrdinalPair> shard_pairs;
+  Result<PassOne> pass = settings.options.merge_parts.empty()
+                             ? ReadAndSign(*files, settings, progress, &report)
+                             : ReadParts(*files, settings, &shard_pairs, &report);
   if (!pass.ok()) return pass.status();
   const DocumentTable& table = pass->table;
+  if (settings.options.shard_count > 0) {
+    const auto shard_start = Clock::now();
+    progress->Stage("shard");
+    NEARDUP_RETURN_IF_ERROR(dedup_internal::RunShard(*files, table, pass->signatures, settings,
+                                                     outputs->shard, &report));
+    AddStage("shard-insert-query", shard_start, 0, &report);
+    FinishReport(table, settings, start, &report);
+    if (outputs->report != nullptr) outputs->report->Write(report.ToJson());
+    NEARDUP_RETURN_IF_ERROR(outputs->set.CommitAll());
+    progress->Stop();
+    return report;
+  }
   auto kept =
-      DecideAndWrite(std::move(pass->signatures), table, settings, *outputs, progress, &report);
+      DecideAndWrite(std::move(pass->signatures), table, settings, *outputs, progress, &report,
+                     settings.options.merge_parts.empty() ? nullptr : &shard_pairs);
   if (!kept.ok()) return kept.status();
   NEARDUP_RETURN_IF_ERROR(
       CopyKept(*files, table, *kept, settings, outputs->kept, progress, &report));

@@ -17,7 +17,6 @@ namespace {
 
 constexpr size_t kBatchBytes = 1 << 20;
 constexpr size_t kBatchLines = 4096;
-constexpr size_t kMaxErrorsKept = 10;
 
 struct Line {
   uint32_t file;
@@ -34,8 +33,9 @@ struct Result1 {
   bool has_id = false;
   bool empty = false;  // no features
   bool has_priority = false;
-  std::string id;     // the id field's value
-  std::string error;  // non-empty: a bad document
+  bool foreign = false;  // another shard's line (DedupOptions::shard_count): not read here
+  std::string id;        // the id field's value
+  std::string error;     // non-empty: a bad document
 };
 
 struct Batch {
@@ -192,6 +192,11 @@ void Work(const std::vector<InputFile>& files, const DedupOptions& options,
     for (size_t i = 0; i < batch->lines.size(); ++i) {
       const Line& line = batch->lines[i];
       Result1& r = batch->results[i];
+      if (options.shard_count > 0 &&
+          ShardOfLine(line.file, line.number, options.shard_count) != options.shard_index) {
+        r.foreign = true;
+        continue;
+      }
       if (!line.error.empty()) {
         r.error = line.error;
         continue;
@@ -222,6 +227,17 @@ void Work(const std::vector<InputFile>& files, const DedupOptions& options,
 }
 
 }  // namespace
+
+int ShardOfLine(uint32_t file, uint64_t line, int shard_count) {
+  // The line's place (file, line number) mixed, so that every shard gets a share of every file.
+  uint64_t h = (uint64_t{file} << 40) ^ line;
+  h ^= h >> 33;
+  h *= 0xff51afd7ed558ccdULL;
+  h ^= h >> 33;
+  return static_cast<int>(h % static_cast<uint64_t>(shard_count));
+}
+
+bool DocumentTable::NamedByLine(size_t d) const { return id_lengths_.empty() || named_by_line_[d]; }
 
 void DocumentTable::AddId(const std::string* explicit_id) {
   if (explicit_id == nullptr && id_lengths_.empty()) return;  // every id so far is a line
@@ -350,6 +366,7 @@ Status ReadDocuments(const std::vector<InputFile>& files, const DedupOptions& op
       table->bytes += line.length;
       while (table->file_starts.size() <= line.file) table->file_starts.push_back(table->lines);
       const uint64_t ordinal = table->lines++;
+      if (r.foreign) continue;
       if (r.empty && options.empty == EmptyPolicy::kFail) {
         r.error =
             "no features: a blank line or text of symbols only (--empty keep or drop lets it "
@@ -369,6 +386,7 @@ Status ReadDocuments(const std::vector<InputFile>& files, const DedupOptions& op
           table->first_errors.push_back(std::move(message));
         continue;
       }
+      if (options.shard_count > 0) table->ordinals.push_back(ordinal);
       if (r.empty) table->empty_documents.push_back(static_cast<uint32_t>(table->documents));
       signatures->fingerprints.push_back(r.fingerprint);
       ++table->documents;

@@ -17,6 +17,9 @@
 
 namespace neardup::dedup_internal {
 
+// Messages of bad documents kept for the report (DedupReport::first_errors).
+inline constexpr size_t kMaxErrorsKept = 10;
+
 struct InputFile {
   std::string name;       // as the user named it ("-" for standard input)
   std::string read_path;  // where to read it (standard input is spooled to a temporary file)
@@ -59,6 +62,10 @@ struct DocumentTable {
   uint64_t skipped = 0;
   std::vector<std::string> first_errors;
 
+  // Sharded runs (DedupOptions::shard_count): the input-line ordinal of each document of this
+  // shard (the others' lines are counted in `lines` and `bytes`, not read).
+  std::vector<uint64_t> ordinals;
+
   size_t documents = 0;                // documents read (bad ones skipped)
   size_t jsonl_documents = 0;          // of them, from JSONL inputs
   size_t documents_with_priority = 0;  // of them, with the priority field
@@ -81,6 +88,8 @@ struct DocumentTable {
 
   // The id of document d.
   std::string id(size_t d) const;
+  // Whether document d is named by its line (it has no id field).
+  bool NamedByLine(size_t d) const;
   // Calls on_id(d, id) for every document in order (faster than id(d) for each).
   void ForEachId(const std::function<void(size_t, std::string_view)>& on_id) const;
   // Where document d is: "path:line".
@@ -99,6 +108,10 @@ struct DocumentTable {
   std::vector<uint64_t> id_run_starts_;
   std::vector<bool> named_by_line_;
 };
+
+// The shard (0..shard_count-1) that reads line `line` (1-based) of input `file` in a sharded run:
+// a hash of the two, the same in every shard.
+int ShardOfLine(uint32_t file, uint64_t line, int shard_count);
 
 // Reads every line of `files`, signs the documents on `threads` threads (kAccurate: the
 // fingerprint, sketch and band keys; kSimhash: the fingerprint) into *signatures, and fills *table,

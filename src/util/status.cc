@@ -23,6 +23,10 @@ const char* CodeName(Status::Code code) {
       return "Cancelled";
     case Status::Code::kNotSupported:
       return "Not supported";
+    case Status::Code::kUnavailable:
+      return "Unavailable";
+    case Status::Code::kPermissionDenied:
+      return "Permission denied";
     case Status::Code::kInternal:
       return "Internal error";
   }

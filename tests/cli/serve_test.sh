@@ -10,12 +10,17 @@ pid=""
 trap '[[ -n "$pid" ]] && kill -9 "$pid" 2>/dev/null; rm -rf "$T"' EXIT
 source "$(dirname "$0")/testlib.sh"
 
-# start DIR [FLAGS...]: a server on a free port of 127.0.0.1 for store DIR; waits until it is ready
-# (at most 20 s) and sets pid and URL.
+# start [--store] DIR [FLAGS...]: a server on a free port of 127.0.0.1 for store DIR (given as
+# --data DIR, or --store DIR); waits until it is ready (at most 20 s) and sets pid and URL.
 start() {
+  local flag=--data
+  if [[ $1 == --store ]]; then
+    flag=--store
+    shift
+  fi
   local data=$1
   shift
-  "$ND" serve --data "$data" --listen 127.0.0.1:0 "$@" 2>"$T/serve.err" &
+  "$ND" serve "$flag" "$data" --listen 127.0.0.1:0 "$@" 2>"$T/serve.err" &
   pid=$!
   port=""
   for _ in $(seq 1 200); do
@@ -131,10 +136,12 @@ call "delete after the snapshot" DELETE /v1/documents/a "" 200 '"removed":true'
 kill -9 "$pid"
 wait "$pid" 2>/dev/null
 pid=""
-start "$S"
+# --store DIR is the same embedded store as --data DIR.
+start --store "$S"
 call "replayed insert" GET /v1/documents/after "" 200 '{"id":"after",'
 call "replayed delete" GET /v1/documents/a "" 404 'no document'
 call "replayed count" GET /v1/stats "" 200 '"documents":2,'
+call "embedded backend" GET /healthz "" 200 '"backend":"embedded"}'
 stop
 
 # Connections beyond --max-connections wait to be accepted, and are served once one closes.
@@ -185,6 +192,18 @@ if [[ $code -eq 2 ]] && grep -qF "neardup serve: usage: --listen takes HOST:PORT
 timeout 20 "$ND" serve --data "$T/x.store" --token-file "$T/no-such-token" >"$T/out" 2>"$T/err"
 code=$?
 if [[ $code -eq 1 ]] && grep -qF "no-such-token: cannot open the token file" "$T/err"; then ok; else fail "missing token file" "exit $code"; fi
+timeout 20 "$ND" serve --data "$T/x.store" --store "$T/x.store" >"$T/out" 2>"$T/err"
+code=$?
+if [[ $code -eq 2 ]] && grep -qF "neardup serve: usage: --data and --store exclude each other" "$T/err"; then ok; else fail "--data and --store" "exit $code"; fi
+timeout 20 "$ND" serve >"$T/out" 2>"$T/err"
+code=$?
+if [[ $code -eq 2 ]] && grep -qF "neardup serve: usage: give --data DIR or --store LOCATION" "$T/err"; then ok; else fail "no store" "exit $code"; fi
+timeout 20 "$ND" serve --store "$T/x.store" --redis-timeout 1 >"$T/out" 2>"$T/err"
+code=$?
+if [[ $code -eq 2 ]] && grep -qF "usage: the --redis-* options go with --store redis://" "$T/err"; then ok; else fail "redis flag for a directory" "exit $code"; fi
+timeout 20 "$ND" serve --store "rediss://localhost:6379" >"$T/out" 2>"$T/err"
+code=$?
+if [[ $code -eq 1 ]] && grep -qF "bad store location 'rediss://localhost:6379': unknown scheme 'rediss'" "$T/err"; then ok; else fail "bad scheme" "exit $code"; fi
 [[ ! -e "$T/x.store" ]] && ok || fail "nothing created" "$T/x.store exists"
 
 echo "$passed passed, $failed failed"

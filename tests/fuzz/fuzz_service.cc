@@ -43,7 +43,7 @@ neardup::server::Service& TheService() {
     service_options.max_document_bytes = 4096;
     service_options.batch_group = 3;
     auto made = std::make_unique<neardup::server::Service>(service_options);
-    made->SetStore(std::move(*store));
+    made->SetStore(neardup::IndexStore::Embedded(std::move(*store)));
     return made;
   }();
   return *service;
