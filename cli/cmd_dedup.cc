@@ -346,7 +346,10 @@ void AddDedupCommand(CLI::App* app, int* exit_code) {
       "  neardup dedup crawl/ -o kept.jsonl --dups dups.tsv --report report.json\n"
       "  neardup dedup posts.txt.zst -o kept.txt --keep longest --threshold 0.7 --on-error skip\n"
       "  neardup dedup posts.txt --method simhash -k 3 -o kept.txt\n"
-      "  neardup dedup today.jsonl --against yesterday.idx --save-index today.idx -o new.jsonl");
+      "  neardup dedup today.jsonl --against yesterday.idx --save-index today.idx -o new.jsonl\n"
+      "  neardup dedup crawl/ --store redis-cluster://10.0.0.5:7000/crawl1 --shard 0/4 "
+      "--shard-output part0\n"
+      "  neardup dedup crawl/ --merge part0,part1,part2,part3 -o kept.jsonl   (doc/dedup.md)");
   command->add_option("inputs", flags->inputs, "Files, folders (recursive) or '-' for stdin")
       ->required();
   command->add_option(
