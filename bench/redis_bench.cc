@@ -3,6 +3,7 @@
 //   insert   pipelined bulk insert (IndexStore::InsertBatch of --batch documents at a time) of
 //            --docs documents signed beforehand (the signing is timed apart)
 //   memory   the servers' used_memory after the insert, less before, per stored document
+//   compact  IndexStore::Compact (buckets rewritten at their exact size), and the memory after it
 //   query    --clients processes, each with its own connections, query --queries stored documents'
 //            signatures one at a time (QuerySigned): latency percentiles over all, and the rate
 // Documents: 60-160 words from a 20,000-word vocabulary, one in ten a lightly edited copy.
@@ -189,6 +190,13 @@ int main(int argc, char** argv) {
               flags.docs / insert_seconds, flags.batch);
   std::printf("memory used_memory +%.1f MB: %.1f bytes/document\n",
               (stats.remote_memory_bytes - memory_before) / 1e6, per_document);
+  // The buckets rewritten at their exact size (IndexStore::Compact).
+  auto compacted = (*store)->Compact();
+  if (!compacted.ok()) Die(compacted.status().ToString());
+  std::printf("compact %.2f s: %llu buckets, used_memory +%.1f MB: %.1f bytes/document\n",
+              compacted->seconds, static_cast<unsigned long long>(compacted->buckets),
+              (compacted->memory_after - memory_before) / 1e6,
+              static_cast<double>(compacted->memory_after - memory_before) / stats.index.documents);
   // Queries from separate processes.
   std::vector<neardup::Signature> signatures;
   for (size_t i = 0; i < documents.size(); i += 7) signatures.push_back(documents[i].signature);

@@ -6,8 +6,10 @@
 #include <string_view>
 #include <vector>
 
+#include "cli/redis_flags.h"
 #include "cli/store_commands.h"
 #include "neardup/format.h"
+#include "neardup/index_store.h"
 #include "neardup/input.h"
 #include "neardup/store.h"
 
@@ -334,6 +336,36 @@ int RunStoreSnapshot(const std::string& dir, const StoreFlags& flags) {
   return FinishCommand("index snapshot", &output);
 }
 
+int RunStoreCompact(const std::string& location, const RedisFlags& redis_flags) {
+  auto parsed = ParseStoreLocation(location);
+  if (!parsed.ok()) return ReportError("index compact", parsed.status());
+  if (parsed->kind == StoreLocation::Kind::kEmbedded) {
+    return ReportError("index compact",
+                       UsageError("the embedded store compacts itself; `neardup index compact` "
+                                  "takes redis://... or redis-cluster://..."));
+  }
+  auto redis = ToRedisOptions(redis_flags);
+  if (!redis.ok()) return ReportError("index compact", redis.status());
+  IndexStoreOptions options;
+  options.store.create_if_missing = false;
+  options.redis = *redis;
+  auto store = IndexStore::Open(location, options);
+  if (!store.ok()) return ReportError("index compact", store.status());
+  auto stats = (*store)->Compact();
+  if (!stats.ok()) return ReportError("index compact", stats.status());
+  Output output;
+  output.buffer() += Format(
+      "compacted %llu buckets (%llu rewritten, the rest changed meanwhile): %llu entries -> %llu; "
+      "used_memory %llu -> %llu bytes, in %.2f s\n",
+      static_cast<unsigned long long>(stats->buckets),
+      static_cast<unsigned long long>(stats->rewritten),
+      static_cast<unsigned long long>(stats->entries_before),
+      static_cast<unsigned long long>(stats->entries_after),
+      static_cast<unsigned long long>(stats->memory_before),
+      static_cast<unsigned long long>(stats->memory_after), stats->seconds);
+  return FinishCommand("index compact", &output);
+}
+
 void AddStoreCommands(CLI::App* index, int* exit_code) {
   auto flags = std::make_shared<StoreFlags>();
   auto dir = std::make_shared<std::string>();
@@ -426,6 +458,21 @@ void AddStoreCommands(CLI::App* index, int* exit_code) {
                      "Rebuild the index from every record rather than load the last snapshot");
   AddMemoryFlags(snapshot, flags.get());
   snapshot->callback([flags, dir, exit_code] { *exit_code = RunStoreSnapshot(*dir, *flags); });
+
+  auto redis = std::make_shared<RedisFlags>();
+  auto location = std::make_shared<std::string>();
+  CLI::App* compact = index->add_subcommand(
+      "compact", "Rewrite a Redis index's buckets at their exact size, without dead entries");
+  compact->footer(
+      "Buckets grow by APPEND, which leaves spare room, and keep the entries of documents removed\n"
+      "or not stored. This rewrites each at its exact size with only its live entries, while the\n"
+      "index stays in use (doc/redis_layout.md, \"Compaction\"). Run it after a bulk load.\n"
+      "Example:\n  neardup index compact redis-cluster://127.0.0.1:7000/posts");
+  compact->add_option("location", *location, "redis://HOST:PORT/PREFIX or redis-cluster://...")
+      ->required();
+  AddRedisFlags(compact, redis.get());
+  compact->callback(
+      [redis, location, exit_code] { *exit_code = RunStoreCompact(*location, *redis); });
 }
 
 }  // namespace neardup::cli

@@ -24,6 +24,7 @@ for method in accurate simhash; do
   echo "$method: median of 3 runs at $docs documents:"
   echo "  insert documents/s: $(grep '^insert' "$dir/results" | awk '{ print $4 }' | median)"
   echo "  used_memory bytes/document: $(grep '^memory' "$dir/results" | awk '{ print $5 }' | median)"
+  echo "  after compact: $(grep '^compact' "$dir/results" | awk '{ print $(NF - 1) }' | median)"
   echo "  query p99 ms: $(grep '^query' "$dir/results" | awk '{ print $(NF - 1) }' | median)"
   echo "  queries/s (2 processes): $(grep '^query' "$dir/results" | awk '{ print $6 }' | median)"
 done

@@ -128,6 +128,22 @@ class IndexStore {
   // Store::Snapshot; NotSupported for Redis (its servers persist it by their own configuration).
   virtual Status Snapshot() = 0;
 
+  // What Compact did.
+  struct CompactStats {
+    uint64_t buckets = 0;         // buckets read
+    uint64_t rewritten = 0;       // of them, rewritten (the others changed meanwhile: left)
+    uint64_t entries_before = 0;  // their entries
+    uint64_t entries_after = 0;   // entries of documents still stored (or being decided)
+    uint64_t memory_before = 0;   // the servers' used_memory
+    uint64_t memory_after = 0;
+    double seconds = 0;
+  };
+  // Redis: rewrites every bucket of the index at its exact size, without the entries of documents
+  // removed or not stored (doc/redis_layout.md, "Compaction"), while the index stays in use
+  // (a bucket appended to meanwhile is left for the next run). NotSupported for the embedded
+  // store, which compacts itself.
+  virtual Result<CompactStats> Compact();
+
   // Records `member` as arrived at the barrier `name` of this index and waits until `parties`
   // distinct members have (the shards of a sharded dedup, between its steps); a member that
   // arrives again counts once. Unavailable naming how many arrived after timeout_seconds;

@@ -159,6 +159,12 @@ Result<std::vector<std::vector<OnlineMatch>>> IndexStore::QueryBatch(
   return out;
 }
 
+Result<IndexStore::CompactStats> IndexStore::Compact() {
+  return Status::NotSupported(
+      "the embedded store compacts itself (RocksDB); only a Redis index "
+      "has buckets to rewrite");
+}
+
 Status IndexStore::Arrive(std::string_view, std::string_view, size_t, double,
                           const std::atomic<bool>*) {
   return Status::NotSupported(

@@ -50,6 +50,13 @@ constexpr std::string_view kReplaceIfScript = R"(
 if redis.call('HGET', KEYS[1], ARGV[1]) == ARGV[2] then redis.call('HSET', KEYS[1], ARGV[1], ARGV[3]) return 1 end
 return 0)";
 
+// Replaces a string only while it holds the value given (ARGV: expected, new; an empty new value
+// deletes the key); 1 when replaced. SET allocates the new value at its exact size.
+constexpr std::string_view kRewriteIfScript = R"(
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+if ARGV[2] == '' then redis.call('DEL', KEYS[1]) else redis.call('SET', KEYS[1], ARGV[2]) end
+return 1)";
+
 // HDEL of a field only while it holds the value given.
 constexpr std::string_view kDeleteIfScript = R"(
 if redis.call('HGET', KEYS[1], ARGV[1]) == ARGV[2] then return redis.call('HDEL', KEYS[1], ARGV[1]) end
@@ -172,6 +179,7 @@ class RedisIndexStore final : public IndexStore {
   StoreStats Stats() const override;
   Status Arrive(std::string_view name, std::string_view member, size_t parties,
                 double timeout_seconds, const std::atomic<bool>* cancel) override;
+  Result<CompactStats> Compact() override;
   Status Snapshot() override {
     return Status::NotSupported(
         "a Redis index has no snapshots of its own: its servers persist it (RDB or AOF)");
@@ -873,7 +881,6 @@ Result<std::vector<StoreInsertResult>> RedisIndexStore::InsertDocuments(
     *score = sketcher->EstimateIfAtLeast(a.sketch.data(), b.sketch.data(), threshold);
     return *score >= threshold;
   };
-  std::vector<std::vector<std::pair<size_t, double>>> earlier(documents.size());
   while (!remaining.empty()) {
     // Documents already stored decide most documents without writing anything.
     std::vector<const Signature*> signatures;
@@ -890,7 +897,6 @@ Result<std::vector<StoreInsertResult>> RedisIndexStore::InsertDocuments(
       std::erase_if(pre[x],
                     [](const Candidate& c) { return c.header.state != RecordState::kStored; });
       NEARDUP_RETURN_IF_ERROR(FillMatches(pre[x], &results[i].matches));
-      counts_.matches += results[i].matches.size();
       if (policy == InsertPolicy::kIfNew) {
         // A near-duplicate earlier in the batch goes first: look again once it is decided (its
         // answer names the documents before it in the batch that were stored).
@@ -930,6 +936,10 @@ Result<std::vector<StoreInsertResult>> RedisIndexStore::InsertDocuments(
     }
     NEARDUP_RETURN_IF_ERROR(DecideAll(documents, writing, docnums, &results));
     remaining = std::move(deferred);
+  }
+  for (StoreInsertResult& r : results) {
+    if (!r.status.ok()) r.matches.clear();
+    counts_.matches += r.matches.size();
   }
   return results;
 }
@@ -1122,6 +1132,81 @@ Status RedisIndexStore::Arrive(std::string_view name, std::string_view member, s
     std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms));
     delay_ms = std::min(delay_ms * 2, 500);
   }
+}
+
+Result<IndexStore::CompactStats> RedisIndexStore::Compact() {
+  const auto start = std::chrono::steady_clock::now();
+  CompactStats stats;
+  stats.memory_before = Stats().remote_memory_bytes;
+  const std::string pattern = layout_.prefix + ":b:*";
+  const size_t entry_bytes = layout_.entry_bytes();
+  for (const RedisEndpoint& node : client_->Masters()) {
+    std::string cursor = "0";
+    do {
+      auto page = client_->RunOn(
+          node, Command({"SCAN", cursor, "MATCH", pattern, "COUNT", "2000"}, false, -1));
+      if (!page.ok()) return page.status();
+      if (page->is_error() || page->elements.size() != 2) {
+        return ReplyError(*page, location_ + ": scanning " + node.ToString());
+      }
+      cursor = page->elements[0].str;
+      std::vector<std::string> keys;
+      for (const RedisReply& k : page->elements[1].elements) keys.push_back(k.str);
+      if (keys.empty()) continue;
+      // The buckets, then the states of their documents.
+      std::vector<RedisCommand> commands;
+      for (const std::string& k : keys) commands.push_back(Command({"GET", k}));
+      auto values = Run(commands);
+      if (!values.ok()) return values.status();
+      std::vector<uint32_t> docnums;
+      for (const RedisReply& v : *values) {
+        const auto* p = reinterpret_cast<const unsigned char*>(v.str.data());
+        for (size_t e = 0; e + entry_bytes <= v.str.size(); e += entry_bytes) {
+          const unsigned char* d = p + e + entry_bytes - 4;
+          docnums.push_back(uint32_t{d[0]} | (uint32_t{d[1]} << 8) | (uint32_t{d[2]} << 16) |
+                            (uint32_t{d[3]} << 24));
+        }
+      }
+      std::sort(docnums.begin(), docnums.end());
+      docnums.erase(std::unique(docnums.begin(), docnums.end()), docnums.end());
+      std::vector<RecordHeader> headers;
+      NEARDUP_RETURN_IF_ERROR(ReadHeaders(docnums, &headers));
+      auto live = [&](uint32_t docnum) {
+        const size_t at = static_cast<size_t>(
+            std::lower_bound(docnums.begin(), docnums.end(), docnum) - docnums.begin());
+        const RecordState s = headers[at].state;
+        return s == RecordState::kStored || s == RecordState::kPending ||
+               s == RecordState::kBlocked;
+      };
+      commands.clear();
+      for (size_t i = 0; i < keys.size(); ++i) {
+        const std::string& old_value = (*values)[i].str;
+        std::string kept;
+        std::unordered_set<uint32_t> seen;  // a replayed APPEND's second copy goes too
+        for (size_t e = 0; e + entry_bytes <= old_value.size(); e += entry_bytes) {
+          const auto* d =
+              reinterpret_cast<const unsigned char*>(old_value.data()) + e + entry_bytes - 4;
+          const uint32_t docnum = uint32_t{d[0]} | (uint32_t{d[1]} << 8) | (uint32_t{d[2]} << 16) |
+                                  (uint32_t{d[3]} << 24);
+          ++stats.entries_before;
+          if (!live(docnum) || !seen.insert(docnum).second) continue;
+          kept.append(old_value, e, entry_bytes);
+          ++stats.entries_after;
+        }
+        commands.push_back(Script(kRewriteIfScript, keys[i], {old_value, std::move(kept)}, true));
+      }
+      auto rewritten = Run(commands);
+      if (!rewritten.ok()) return rewritten.status();
+      for (const RedisReply& r : *rewritten) {
+        if (r.is_error()) return ReplyError(r, location_ + ": rewriting a bucket");
+        stats.rewritten += r.integer == 1 ? 1 : 0;
+      }
+      stats.buckets += keys.size();
+    } while (cursor != "0");
+  }
+  stats.memory_after = Stats().remote_memory_bytes;
+  stats.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return stats;
 }
 
 StoreStats RedisIndexStore::Stats() const {

@@ -211,6 +211,65 @@ TEST_P(RedisIndexTest, BulkInsertThenQueries) {
   }
 }
 
+// Compaction drops the entries of removed and rejected documents and changes no answer, before or
+// after more inserts.
+TEST_P(RedisIndexTest, CompactKeepsTheAnswers) {
+  const DedupMethod method = GetParam();
+  auto reference = OnlineIndex::Create(neardup::testing::Options({method}));
+  auto store = IndexStore::Open(Location(), Options(method));
+  ASSERT_TRUE(store.ok()) << store.status().ToString();
+  const std::vector<std::string> texts = neardup::testing::MakeCorpus(60, 10, 23);
+  std::vector<Signature> signatures;
+  for (size_t i = 0; i < texts.size(); ++i) {
+    signatures.push_back(*(*reference)->signer().Sign(texts[i]));
+    const std::string id = NumberedId("k", i);
+    auto expected = (*reference)->QueryAndInsertSigned(id, signatures[i], InsertPolicy::kIfNew);
+    auto got = (*store)->QueryAndInsertSigned(id, signatures[i], InsertPolicy::kIfNew);
+    ASSERT_TRUE(got.ok() && expected.ok());
+    ASSERT_EQ(got->inserted, expected->inserted);
+    if (i % 3 == 0 && got->inserted) {
+      ASSERT_TRUE((*reference)->Remove(id).ok());
+      ASSERT_TRUE((*store)->Remove(id).ok());
+    }
+  }
+  auto check = [&](const char* when) {
+    auto batch = (*store)->QueryBatch(signatures);
+    ASSERT_TRUE(batch.ok()) << batch.status().ToString();
+    for (size_t i = 0; i < signatures.size(); ++i) {
+      ASSERT_EQ((*batch)[i], *(*reference)->QuerySigned(signatures[i])) << i << " " << when;
+    }
+  };
+  check("before compaction");
+  auto compacted = (*store)->Compact();
+  ASSERT_TRUE(compacted.ok()) << compacted.status().ToString();
+  EXPECT_GT(compacted->buckets, 0u);
+  EXPECT_EQ(compacted->rewritten, compacted->buckets);
+  EXPECT_LT(compacted->entries_after, compacted->entries_before);
+  EXPECT_GT(compacted->entries_after, 0u);
+  check("after compaction");
+  // Again: nothing left to drop.
+  auto again = (*store)->Compact();
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again->entries_after, again->entries_before);
+  EXPECT_EQ(again->entries_after, compacted->entries_after);
+  // More documents after it.
+  for (size_t i = 0; i < texts.size(); i += 2) {
+    const std::string id = NumberedId("m", i);
+    auto expected = (*reference)->QueryAndInsertSigned(id, signatures[i], InsertPolicy::kAlways);
+    auto got = (*store)->QueryAndInsertSigned(id, signatures[i], InsertPolicy::kAlways);
+    ASSERT_TRUE(got.ok());
+    ASSERT_EQ(got->matches, expected->matches) << id;
+  }
+  check("after more inserts");
+  // The embedded store has nothing to compact.
+  const std::string dir = ::testing::TempDir() + "/compact-embedded-" +
+                          std::string(DedupMethodName(method)) + "-" + std::to_string(getpid());
+  IndexStoreOptions embedded = Options(method);
+  auto local = IndexStore::Open(dir, embedded);
+  ASSERT_TRUE(local.ok()) << local.status().ToString();
+  EXPECT_EQ((*local)->Compact().status().code(), Status::Code::kNotSupported);
+}
+
 // Workers with their own connections insert the same near-duplicate groups at once with kIfNew:
 // no two stored documents are near-duplicates, and every document not stored was told of a
 // stored near-duplicate.

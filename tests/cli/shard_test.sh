@@ -108,5 +108,11 @@ expect merge-damaged 1 "damaged" "$ND" dedup "$T/a.txt" "$T/b.jsonl" "${LAST[@]}
 expect merge-not-a-part 1 "not a neardup shard part" "$ND" dedup "$T/a.txt" "$T/b.jsonl" "${LAST[@]}" --merge "$T/a.txt,$T/part1,$T/part2" -o "$T/k"
 [[ ! -e "$T/k" ]] && ok || fail merge-refused "an output was written by a refused merge"
 
+# Compaction of a job's index (neardup index compact), and its refusals.
+"$ND" index compact "$STORE/job1" >"$T/out" 2>"$T/err"
+if [[ $? -eq 0 ]] && grep -q '^compacted [1-9][0-9]* buckets' "$T/out"; then ok; else fail compact "no summary line"; fi
+expect compact-missing 1 "no index under the prefix 'nothing-here'" "$ND" index compact "$STORE/nothing-here"
+expect compact-dir 2 "the embedded store compacts itself" "$ND" index compact "$T/some-dir"
+
 echo "shard_test: $passed passed, $failed failed"
 [[ $failed -eq 0 ]]
