@@ -98,15 +98,6 @@ Result<std::string> ReadToken(const std::string& path) {
   return token;
 }
 
-// The method options the flags ask for, over `base` (as `neardup index add` reads them).
-MethodOptions WithMethodFlags(MethodOptions base, const StoreFlags& flags, DedupMethod method) {
-  if (method != base.method) base.features.reset();  // the other method's own features
-  base.method = method;
-  if (flags.threshold) base.threshold = *flags.threshold;
-  if (flags.k) base.k = *flags.k;
-  return base;
-}
-
 // Opens the Redis index at `location` as OpenStore opens a directory: an existing index with its
 // own settings (flags that differ from them are refused, naming the difference), else a new one
 // with the flags' settings.

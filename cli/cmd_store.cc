@@ -16,15 +16,6 @@
 namespace neardup::cli {
 namespace {
 
-// The method options the flags ask for, over `base`.
-MethodOptions WithFlags(MethodOptions base, const StoreFlags& flags, DedupMethod method) {
-  if (method != base.method) base.features.reset();  // the other method's own features
-  base.method = method;
-  if (flags.threshold) base.threshold = *flags.threshold;
-  if (flags.k) base.k = *flags.k;
-  return base;
-}
-
 void AppendMatches(const std::vector<OnlineMatch>& matches, std::string* out) {
   out->append("\"matches\":[");
   for (size_t i = 0; i < matches.size(); ++i) {
@@ -210,6 +201,14 @@ constexpr const char* kSettingsHelp =
 
 }  // namespace
 
+MethodOptions WithMethodFlags(MethodOptions base, const StoreFlags& flags, DedupMethod method) {
+  if (method != base.method) base.features.reset();  // the other method's own features
+  base.method = method;
+  if (flags.threshold) base.threshold = *flags.threshold;
+  if (flags.k) base.k = *flags.k;
+  return base;
+}
+
 Result<std::unique_ptr<Store>> OpenStore(const std::string& dir, const StoreFlags& flags,
                                          bool create) {
   auto fsync = ParseFsyncMode(flags.fsync);
@@ -234,12 +233,13 @@ Result<std::unique_ptr<Store>> OpenStore(const std::string& dir, const StoreFlag
     // A disk-resident store is a simhash one without --method.
     const DedupMethod fresh =
         method.value_or(flags.disk_resident ? DedupMethod::kSimhash : DedupMethod::kAccurate);
-    options.method = WithFlags(MethodOptions(), flags, fresh);
+    options.method = WithMethodFlags(MethodOptions(), flags, fresh);
     return Store::Open(dir, options);
   }
   if (!store.ok()) return store.status();
   const MethodOptions& stored = (*store)->signer().options();
-  auto wanted = ResolveMethodOptions(WithFlags(stored, flags, method.value_or(stored.method)));
+  auto wanted =
+      ResolveMethodOptions(WithMethodFlags(stored, flags, method.value_or(stored.method)));
   if (!wanted.ok()) return wanted.status();
   // A method of its own is the one difference worth naming (its features differ too).
   const std::string difference =

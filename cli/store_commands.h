@@ -37,6 +37,10 @@ void AddStoreQueryFlags(CLI::App* query, StoreFlags* flags);
 
 bool IsDirectory(const std::string& path);
 
+// The method options the flags (--threshold, -k) ask for, over `base`, for `method` (the other
+// method's features are dropped).
+MethodOptions WithMethodFlags(MethodOptions base, const StoreFlags& flags, DedupMethod method);
+
 // Opens the store in `dir`: an existing one with its own settings (flags that differ from them are
 // refused, naming the difference), else (with `create`) a new one with the flags' settings.
 Result<std::unique_ptr<Store>> OpenStore(const std::string& dir, const StoreFlags& flags,

@@ -101,26 +101,17 @@ class PartReader {
     std::memcpy(out, data_.data() + at_, n);
     at_ += n;
   }
-  uint8_t U8() {
-    uint8_t v = 0;
-    Bytes(&v, 1);
+  // A fixed-size value as PartWriter wrote it (0 past the end).
+  template <typename T>
+  T Get() {
+    T v{};
+    Bytes(&v, sizeof(T));
     return v;
   }
-  uint32_t U32() {
-    uint32_t v = 0;
-    Bytes(&v, 4);
-    return v;
-  }
-  uint64_t U64() {
-    uint64_t v = 0;
-    Bytes(&v, 8);
-    return v;
-  }
-  double F64() {
-    double v = 0;
-    Bytes(&v, 8);
-    return v;
-  }
+  uint8_t U8() { return Get<uint8_t>(); }
+  uint32_t U32() { return Get<uint32_t>(); }
+  uint64_t U64() { return Get<uint64_t>(); }
+  double F64() { return Get<double>(); }
   std::string String() {
     const uint64_t n = U64();
     if (!ok_ || n > data_.size() - at_) {
