@@ -366,7 +366,9 @@ if run help-dedup 0 "$T/empty" -- "$ND" dedup --help; then
   neardup dedup crawl/ -o kept.jsonl --dups dups.tsv --report report.json
   neardup dedup posts.txt.zst -o kept.txt --keep longest --threshold 0.7 --on-error skip
   neardup dedup posts.txt --method simhash -k 3 -o kept.txt
-  neardup dedup today.jsonl --against yesterday.idx --save-index today.idx -o new.jsonl"
+  neardup dedup today.jsonl --against yesterday.idx --save-index today.idx -o new.jsonl
+  neardup dedup crawl/ --store redis-cluster://10.0.0.5:7000/crawl1 --shard 0/4 --shard-output part0
+  neardup dedup crawl/ --merge part0,part1,part2,part3 -o kept.jsonl   (doc/dedup.md)"
 fi
 # The project's version, and the level in use: NEARDUP_SIMD's when it is set (cli_test_portable).
 if run version 0 "$T/empty" -- "$ND" version; then
