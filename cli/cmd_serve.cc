@@ -122,21 +122,7 @@ Result<std::unique_ptr<IndexStore>> OpenRedisIndex(const std::string& location,
     return IndexStore::Open(location, options);
   }
   if (!store.ok()) return store.status();
-  const DocumentSigner& signer = (*store)->signer();
-  const MethodOptions& stored = signer.options();
-  auto wanted =
-      ResolveMethodOptions(WithMethodFlags(stored, flags, method.value_or(stored.method)));
-  if (!wanted.ok()) return wanted.status();
-  const std::string difference =
-      method && *method != stored.method
-          ? "method " + flags.method + " given, " + std::string(DedupMethodName(stored.method)) +
-                " in the index"
-          : DescribeSettingsDifference(SettingsLine(*wanted), signer.settings(), "given",
-                                       "in the index");
-  if (!difference.empty()) {
-    return Status::FailedPrecondition(
-        location + ": settings differ (they are chosen when an index is created): " + difference);
-  }
+  NEARDUP_RETURN_IF_ERROR(CheckMethodFlags((*store)->signer(), flags, method, location, "index"));
   return store;
 }
 

@@ -237,7 +237,14 @@ Result<std::unique_ptr<Store>> OpenStore(const std::string& dir, const StoreFlag
     return Store::Open(dir, options);
   }
   if (!store.ok()) return store.status();
-  const MethodOptions& stored = (*store)->signer().options();
+  NEARDUP_RETURN_IF_ERROR(CheckMethodFlags((*store)->signer(), flags, method, dir, "store"));
+  return store;
+}
+
+Status CheckMethodFlags(const DocumentSigner& signer, const StoreFlags& flags,
+                        std::optional<DedupMethod> method, const std::string& where,
+                        const std::string& what) {
+  const MethodOptions& stored = signer.options();
   auto wanted =
       ResolveMethodOptions(WithMethodFlags(stored, flags, method.value_or(stored.method)));
   if (!wanted.ok()) return wanted.status();
@@ -245,14 +252,15 @@ Result<std::unique_ptr<Store>> OpenStore(const std::string& dir, const StoreFlag
   const std::string difference =
       method && *method != stored.method
           ? "method " + flags.method + " given, " + std::string(DedupMethodName(stored.method)) +
-                " in the store"
-          : DescribeSettingsDifference(SettingsLine(*wanted), (*store)->signer().settings(),
-                                       "given", "in the store");
+                " in the " + what
+          : DescribeSettingsDifference(SettingsLine(*wanted), signer.settings(), "given",
+                                       "in the " + what);
   if (!difference.empty()) {
-    return Status::FailedPrecondition(
-        dir + ": settings differ (they are chosen when a store is created): " + difference);
+    return Status::FailedPrecondition(where + ": settings differ (they are chosen when " +
+                                      (what == "index" ? "an " : "a ") + what +
+                                      " is created): " + difference);
   }
-  return store;
+  return Status::OK();
 }
 
 bool IsDirectory(const std::string& path) {

@@ -41,6 +41,12 @@ bool IsDirectory(const std::string& path);
 // method's features are dropped).
 MethodOptions WithMethodFlags(MethodOptions base, const StoreFlags& flags, DedupMethod method);
 
+// OK when the flags (--method, --threshold, -k) describe the signer's settings, else
+// FailedPrecondition naming `where` and the differences ("in the WHAT": store or index).
+Status CheckMethodFlags(const DocumentSigner& signer, const StoreFlags& flags,
+                        std::optional<DedupMethod> method, const std::string& where,
+                        const std::string& what);
+
 // Opens the store in `dir`: an existing one with its own settings (flags that differ from them are
 // refused, naming the difference), else (with `create`) a new one with the flags' settings.
 Result<std::unique_ptr<Store>> OpenStore(const std::string& dir, const StoreFlags& flags,
