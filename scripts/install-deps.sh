@@ -27,6 +27,11 @@ packages=(
   redis-server redis-tools  # the real local Redis Cluster of the tests, the benchmark and the demo
   curl                  # the service's CLI tests talk to it over loopback
   chromium              # the web page's end-to-end test (headless, driven by playwright-core)
+  python3-dev python3-pybind11  # the Python extension (python/): headers and pybind11
+  python3-numpy         # the Python package's batch calls return NumPy arrays
+  python3-pytest        # the Python package's tests
+  python3-distributed python3-dask python3-pandas  # neardup.dask: dedup on a Dask cluster (bags and dataframes)
+  python3-venv python3-pip python3-setuptools python3-wheel  # `pip install ./python` in a venv, offline
 )
 # Node.js runs that test and npm installs playwright-core into tests/web; a Node.js of another
 # origin (with its own npm) may already provide them.

@@ -1,0 +1,3 @@
+"""Fingerprints, the online index and in-memory dedup (filled in by the bindings' layer)."""
+
+__all__: list = []

@@ -1,0 +1,7 @@
+#include "bindings.h"
+
+namespace neardup::python {
+
+void RegisterSigning(py::module_& /*m*/) {}
+
+}  // namespace neardup::python
