@@ -17,7 +17,8 @@ from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
 
 HERE = pathlib.Path(__file__).resolve().parent
-ROOT = HERE.parent
+# The repository; NEARDUP_SOURCE_DIR names it when this folder was copied elsewhere.
+ROOT = pathlib.Path(os.environ.get("NEARDUP_SOURCE_DIR", HERE.parent)).resolve()
 
 
 class CMakeExtension(Extension):
@@ -32,8 +33,11 @@ class CMakeBuild(build_ext):
                 f"neardup: {ROOT} is not the neardup repository; build from a checkout of it"
             )
         tag = sysconfig.get_config_var("SOABI") or "python"
-        build_dir = ROOT / "build" / f"python-{tag}"
         jobs = str(os.cpu_count() or 1)
+        # NEARDUP_CMAKE_BUILD_DIR: a build folder already configured with NEARDUP_BUILD_PYTHON=ON
+        # for this interpreter (make test's build/release): only the extension is brought up to date.
+        given = os.environ.get("NEARDUP_CMAKE_BUILD_DIR")
+        build_dir = pathlib.Path(given).resolve() if given else ROOT / "build" / f"python-{tag}"
         configure = [
             "cmake", "-S", str(ROOT), "-B", str(build_dir), "-DCMAKE_BUILD_TYPE=Release",
             "-DNEARDUP_BUILD_PYTHON=ON", "-DNEARDUP_BUILD_TESTS=OFF", "-DNEARDUP_BUILD_BENCH=OFF",
@@ -41,7 +45,8 @@ class CMakeBuild(build_ext):
         ]
         if shutil.which("ninja"):
             configure += ["-G", "Ninja"]
-        subprocess.run(configure, check=True)
+        if not given:
+            subprocess.run(configure, check=True)
         subprocess.run(["cmake", "--build", str(build_dir), "--target", "_neardup", "-j", jobs],
                        check=True)
         built = build_dir / "python" / "neardup" / pathlib.Path(self.get_ext_filename(ext.name)).name

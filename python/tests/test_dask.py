@@ -1,0 +1,324 @@
+"""neardup.dask against `neardup dedup`: the same kept lines, duplicates and clusters, byte for
+byte, on a distributed.LocalCluster of 2 worker processes and on a cluster of separate
+dask-scheduler / dask-worker processes on loopback; a worker killed during a run; bad input."""
+
+import glob
+import gzip
+import json
+import os
+import random
+import re
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+import pytest
+
+distributed = pytest.importorskip("distributed")
+import dask.bag as db  # noqa: E402
+import dask.dataframe as dd  # noqa: E402
+import pandas as pd  # noqa: E402
+
+import neardup  # noqa: E402
+import neardup.dask as ndask  # noqa: E402
+
+CLI = os.environ.get("NEARDUP_CLI", "neardup")
+PYTHON = sys.executable
+
+
+def _english_paragraphs(limit=4000):
+    paragraphs = []
+    pages = sorted(glob.glob("/usr/share/libreoffice/help/en-US/text/**/*.html", recursive=True))
+    for path in pages[:1500]:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            raw = f.read()
+        for para in re.findall(r"<p[^>]*>(.*?)</p>", raw, re.S):
+            text = " ".join(re.sub(r"<[^>]+>", "", para).split())
+            if len(text) > 60:
+                paragraphs.append(text)
+        if len(paragraphs) >= limit:
+            break
+    if len(paragraphs) < 500:
+        pytest.skip("Debian's libreoffice-help-en-us is not installed (scripts/install-deps.sh)")
+    return paragraphs
+
+
+def make_documents(n, seed):
+    """Real English paragraphs, lightly edited copies of earlier documents (near-duplicates),
+    exact copies, and blank or symbol-only documents."""
+    rng = random.Random(seed)
+    base = _english_paragraphs()
+    texts = []
+    for i in range(n):
+        r = rng.random()
+        if texts and r < 0.25:
+            words = rng.choice(texts).split() or ["x"]
+            for _ in range(max(1, len(words) // 25)):
+                words[rng.randrange(len(words))] = rng.choice(["the", "new", "old", "big", "é"])
+            texts.append(" ".join(words))
+        elif texts and r < 0.3:
+            texts.append(rng.choice(texts))
+        elif r < 0.33:
+            texts.append(rng.choice(["", "   ", "□□□□，□□。", "!!!"]))
+        else:
+            texts.append(base[rng.randrange(len(base))] + " " + base[rng.randrange(len(base))])
+    return texts
+
+
+def write_jsonl(path, texts, ids=True, priority=False, bad_every=0, seed=0):
+    rng = random.Random(seed)
+    with open(path, "w", encoding="utf-8") as f:
+        for i, text in enumerate(texts):
+            if bad_every and i % bad_every == bad_every - 1:
+                f.write('{"id": "broken", "text": \n')  # malformed JSON
+                continue
+            record = {"text": text}
+            if ids:
+                record = {"id": f"doc-{i}", **record}
+            if priority:
+                record["score"] = rng.randrange(5)
+            f.write(json.dumps(record, ensure_ascii=False) + "\n")
+
+
+def write_plain(path, texts, crlf=False):
+    end = "\r\n" if crlf else "\n"
+    with open(path, "w", encoding="utf-8", newline="") as f:
+        f.write("\ufeff")  # a byte order mark: part of no text, copied with the kept line
+        for text in texts:
+            f.write(text.replace("\n", " ") + end)
+
+
+def run_cli(inputs, out, *flags):
+    os.makedirs(out, exist_ok=True)
+    command = [CLI, "dedup", *inputs, "-o", f"{out}/kept", "--dups", f"{out}/dups.tsv",
+               "--clusters", f"{out}/clusters.jsonl", "-q", *flags]
+    subprocess.run(command, check=True, capture_output=True)
+
+
+def read(path):
+    with open(path, "rb") as f:
+        return f.read()
+
+
+def kept_parts(outdir):
+    return b"".join(read(p) for p in sorted(glob.glob(f"{outdir}/kept/part-*")))
+
+
+def assert_same_as_cli(cli_dir, dask_dir):
+    assert kept_parts(dask_dir) == read(f"{cli_dir}/kept"), "kept lines differ"
+    assert read(f"{dask_dir}/dups.tsv") == read(f"{cli_dir}/dups.tsv"), "duplicates differ"
+    assert read(f"{dask_dir}/clusters.jsonl") == read(f"{cli_dir}/clusters.jsonl"), \
+        "clusters differ"
+
+
+@pytest.fixture(scope="module")
+def client():
+    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                       dashboard_address=None)
+    c = distributed.Client(cluster)
+    yield c
+    c.close()
+    cluster.close()
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory):
+    root = tmp_path_factory.mktemp("corpus")
+    texts = make_documents(8000, seed=7)
+    write_jsonl(root / "docs.jsonl", texts)
+    return root, texts
+
+
+CASES = {
+    # name: (dask options, CLI flags)
+    "defaults": ({}, []),
+    "last-drop-empty-0.6": ({"keep": "last", "empty": "drop", "threshold": 0.6},
+                            ["--keep", "last", "--empty", "drop", "--threshold", "0.6"]),
+    "longest": ({"keep": "longest"}, ["--keep", "longest"]),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_files_equal_cli(client, corpus, tmp_path, case):
+    root, _ = corpus
+    options, flags = CASES[case]
+    run_cli([str(root / "docs.jsonl")], tmp_path / "cli", *flags)
+    # Partitions of 256 KiB: the file is cut in ranges whose edges fall inside lines.
+    report = ndask.dedup_files([str(root / "docs.jsonl")], str(tmp_path / "dask"), client=client,
+                               partition_bytes=256 << 10, **options)
+    assert report["partitions"] > 4
+    assert report["duplicates"] > 700 and report["clusters"] > 300
+    assert_same_as_cli(tmp_path / "cli", tmp_path / "dask")
+
+
+def test_plain_text_folders_and_compression(client, tmp_path):
+    texts = make_documents(6000, seed=11)
+    folder = tmp_path / "in"
+    (folder / "b").mkdir(parents=True)
+    write_plain(folder / "a.txt", texts[:2500], crlf=True)
+    write_plain(folder / "b" / "c.txt", texts[2500:4000])
+    with gzip.open(folder / "b" / "d.txt.gz", "wt", encoding="utf-8") as f:
+        f.write("\n".join(texts[4000:]))  # no newline after the last line
+    run_cli([str(folder)], tmp_path / "cli", "--keep", "shortest")
+    report = ndask.dedup_files([str(folder)], str(tmp_path / "dask"), client=client,
+                               keep="shortest", partition_bytes=64 << 10)
+    assert report["documents"] == 6000
+    assert_same_as_cli(tmp_path / "cli", tmp_path / "dask")
+    # Ids name the lines ("path:line" with several inputs).
+    assert re.match(rb".+/in/.+\.txt(\.gz)?:\d+\t", read(tmp_path / "dask" / "dups.tsv"))
+
+
+def test_skipped_lines_and_priority(client, tmp_path):
+    texts = make_documents(5000, seed=3)
+    write_jsonl(tmp_path / "p.jsonl", texts, priority=True, bad_every=97, seed=5)
+    flags = ["--on-error", "skip", "--priority-field", "score"]
+    run_cli([str(tmp_path / "p.jsonl")], tmp_path / "cli", *flags)
+    report = ndask.dedup_files([str(tmp_path / "p.jsonl")], str(tmp_path / "dask"),
+                               client=client, on_error="skip", priority_field="score",
+                               partition_bytes=100 << 10)
+    assert report["skipped"] == 5000 // 97
+    assert report["first_errors"][0].startswith(f"{tmp_path}/p.jsonl:97: ")
+    assert_same_as_cli(tmp_path / "cli", tmp_path / "dask")
+
+
+def test_bag_and_dataframe_equal_cli(client, corpus, tmp_path):
+    root, texts = corpus
+    run_cli([str(root / "docs.jsonl")], tmp_path / "cli")
+    cli_kept = [json.loads(line)["id"] for line in read(tmp_path / "cli" / "kept").splitlines()]
+    records = [{"id": f"doc-{i}", "text": t} for i, t in enumerate(texts)]
+    bag = db.from_sequence(records, npartitions=7)
+    result = ndask.dedup(bag)
+    assert result.dups_tsv == read(tmp_path / "cli" / "dups.tsv")
+    assert result.clusters_jsonl == read(tmp_path / "cli" / "clusters.jsonl")
+    assert [r["id"] for r in result.kept.compute()] == cli_kept
+    assert result.duplicates[0][0].startswith("doc-") and 0 < result.duplicates[0][2] <= 1
+    frame = dd.from_pandas(pd.DataFrame(records), npartitions=5)
+    by_frame = ndask.dedup(frame)
+    assert by_frame.dups_tsv == result.dups_tsv
+    assert by_frame.kept.compute()["id"].tolist() == cli_kept
+    # A bag of str: named by position, as the CLI names the lines of one plain-text file.
+    plain = tmp_path / "plain.txt"
+    with open(plain, "w", encoding="utf-8") as f:
+        f.write("\n".join(texts) + "\n")
+    run_cli([str(plain)], tmp_path / "cli-plain")
+    by_position = ndask.dedup(db.from_sequence(texts, npartitions=4))
+    assert by_position.dups_tsv == read(tmp_path / "cli-plain" / "dups.tsv")
+    assert by_position.clusters_jsonl == read(tmp_path / "cli-plain" / "clusters.jsonl")
+
+
+def test_bad_input(client, tmp_path):
+    texts = make_documents(300, seed=1)
+    write_jsonl(tmp_path / "bad.jsonl", texts, bad_every=50)
+    with pytest.raises(neardup.InvalidArgumentError, match=r"bad\.jsonl:50: .*--on-error skip"):
+        ndask.dedup_files([str(tmp_path / "bad.jsonl")], str(tmp_path / "out"), client=client)
+    assert not os.path.exists(tmp_path / "out")  # nothing is left behind
+    assert not glob.glob(f"{tmp_path}/out.tmp-*")
+    with pytest.raises(neardup.NotFoundError, match="missing.jsonl"):
+        ndask.dedup_files([str(tmp_path / "missing.jsonl")], str(tmp_path / "out"), client=client)
+    (tmp_path / "full").mkdir()
+    (tmp_path / "full" / "x").write_text("x")
+    with pytest.raises(neardup.FailedPreconditionError, match="not empty"):
+        ndask.dedup_files([str(tmp_path / "bad.jsonl")], str(tmp_path / "full"), client=client)
+    with pytest.raises(neardup.InvalidArgumentError, match="keep must be one of"):
+        ndask.dedup_files([str(tmp_path / "bad.jsonl")], str(tmp_path / "out"), keep="best")
+    with pytest.raises(TypeError, match="Bag or DataFrame"):
+        ndask.dedup([{"text": "a"}])
+    with pytest.raises(TypeError, match="records must be"):
+        ndask.dedup(db.from_sequence([1, 2, 3], npartitions=1))
+
+
+def _free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _wait_for_workers(address, count, timeout=60):
+    with distributed.Client(address, timeout=30) as c:
+        c.wait_for_workers(count, timeout=timeout)
+
+
+@pytest.fixture
+def separate_cluster(tmp_path):
+    """A dask-scheduler and a dask-worker (nanny, 2 worker processes) on loopback."""
+    port = _free_port()
+    address = f"tcp://127.0.0.1:{port}"
+    env = dict(os.environ)
+    procs = [subprocess.Popen([PYTHON, "-m", "distributed.cli.dask_scheduler", "--host",
+                               "127.0.0.1", "--port", str(port), "--dashboard-address", ":0"],
+                              env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                              start_new_session=True)]
+    time.sleep(1)
+    procs.append(subprocess.Popen([PYTHON, "-m", "distributed.cli.dask_worker", address,
+                                   "--nworkers", "2", "--nthreads", "1", "--host", "127.0.0.1",
+                                   "--no-dashboard", "--local-directory", str(tmp_path / "w")],
+                                  env=env, stdout=subprocess.DEVNULL,
+                                  stderr=open(tmp_path / "worker.log", "w"),
+                                  start_new_session=True))
+    try:
+        _wait_for_workers(address, 2)
+        yield address, procs[1]
+    finally:
+        for p in reversed(procs):
+            try:
+                os.killpg(p.pid, signal.SIGTERM)
+            except ProcessLookupError:
+                pass
+        for p in procs:
+            try:
+                p.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                os.killpg(p.pid, signal.SIGKILL)
+                p.wait()
+
+
+def test_command_line_on_separate_processes(separate_cluster, corpus, tmp_path):
+    address, _ = separate_cluster
+    root, _ = corpus
+    run_cli([str(root / "docs.jsonl")], tmp_path / "cli")
+    done = subprocess.run([PYTHON, "-m", "neardup.dask", str(root / "docs.jsonl"), "--scheduler",
+                           address, "-o", str(tmp_path / "dask"), "--partition-mb", "0.25"],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert "duplicates in" in done.stderr
+    assert_same_as_cli(tmp_path / "cli", tmp_path / "dask")
+    # Errors: exit 1 with a message, never a hang.
+    again = subprocess.run([PYTHON, "-m", "neardup.dask", str(root / "docs.jsonl"),
+                            "--scheduler", address, "-o", str(tmp_path / "dask")],
+                           capture_output=True, text=True, timeout=120)
+    assert again.returncode == 1 and "not empty" in again.stderr
+    unreachable = subprocess.run([PYTHON, "-m", "neardup.dask", str(root / "docs.jsonl"),
+                                  "--scheduler", f"tcp://127.0.0.1:{_free_port()}",
+                                  "--connect-timeout", "2", "-o", str(tmp_path / "x")],
+                                 capture_output=True, text=True, timeout=120)
+    assert unreachable.returncode == 1 and "error" in unreachable.stderr
+
+
+def _worker_pids(address):
+    with distributed.Client(address, timeout=30) as c:
+        return sorted(c.run(os.getpid).values())
+
+
+def test_worker_killed_during_run(separate_cluster, tmp_path):
+    address, _ = separate_cluster
+    texts = make_documents(40000, seed=5)
+    write_jsonl(tmp_path / "big.jsonl", texts)
+    run_cli([str(tmp_path / "big.jsonl")], tmp_path / "cli")
+    pids = _worker_pids(address)
+    job = subprocess.Popen([PYTHON, "-m", "neardup.dask", str(tmp_path / "big.jsonl"),
+                            "--scheduler", address, "-o", str(tmp_path / "dask"),
+                            "--partition-mb", "0.5"], stderr=subprocess.PIPE, text=True)
+    # Once the signatures are on the workers, one of them dies (kill -9): its partitions are lost
+    # and computed again by Dask on the worker its nanny starts.
+    lines = []
+    for line in job.stderr:
+        lines.append(line)
+        if line.startswith("neardup.dask: sign:"):
+            os.kill(pids[0], signal.SIGKILL)
+            break
+    lines += job.stderr.readlines()
+    assert job.wait(timeout=300) == 0, "".join(lines)
+    assert _worker_pids(address) != pids  # the nanny started a new worker
+    assert_same_as_cli(tmp_path / "cli", tmp_path / "dask")
