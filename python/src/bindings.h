@@ -5,9 +5,13 @@
 
 #include <pybind11/pybind11.h>
 
+#include <cstddef>
+#include <functional>
 #include <string>
 #include <string_view>
+#include <vector>
 
+#include "neardup/method.h"
 #include "neardup/status.h"
 
 namespace neardup::python {
@@ -34,6 +38,21 @@ T ValueOrThrow(Result<T> result) {
 // rejects, as it would in a file), or bytes-like (taken as they are). TypeError naming `what`
 // otherwise. Call with the GIL held.
 std::string TextArgument(py::handle value, std::string_view what);
+
+// Shared by the batch calls (signing.cc). The worker threads of a batch: `threads`, or one per core
+// for 0 (ValueError out of range).
+int ResolveThreads(int threads);
+// Runs item(i) for every i in [0, n) on up to `threads` threads, each with the item function its
+// make_item() call returned (its own state); the error of the lowest failing index, as
+// "<what>[i]: <message>". Call without the GIL.
+Status ParallelFor(size_t n, int threads, std::string_view what,
+                   const std::function<std::function<Status(size_t)>()>& make_item);
+// Signs every text of an iterable on `threads` threads with the GIL released (errors name
+// "<what>[i]").
+std::vector<Signature> SignTexts(const DocumentSigner& signer, py::handle texts, int threads,
+                                 std::string_view what);
+// A Signature as the tuple neardup._core.Signature is made from.
+py::tuple SignatureTuple(const Signature& signature);
 
 void RegisterSigning(py::module_& m);      // signing.cc: Fingerprinter, estimate/hamming helpers
 void RegisterIndex(py::module_& m);        // index.cc: Index (the online index)

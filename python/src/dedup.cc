@@ -48,9 +48,6 @@
 
 namespace neardup::python {
 
-// signing.cc
-int ResolveThreads(int threads);
-
 namespace {
 
 constexpr size_t kMaxErrorsKept = 10;  // the job's own limit of DedupReport::first_errors

@@ -23,14 +23,6 @@
 
 namespace neardup::python {
 
-// signing.cc
-int ResolveThreads(int threads);
-Status ParallelFor(size_t n, int threads, std::string_view what,
-                   const std::function<std::function<Status(size_t)>()>& make_item);
-std::vector<Signature> SignTexts(const DocumentSigner& signer, py::handle texts, int threads,
-                                 std::string_view what);
-py::tuple SignatureTuple(const Signature& signature);
-
 namespace {
 
 // Single texts at least this long are handled with the GIL released.

@@ -9,7 +9,7 @@
 // reported, as "texts[i]: <the library's message>".
 //
 // index.cc and dedup.cc use MethodOptions, ResolveThreads, ParallelFor, SignTexts and
-// SignatureTuple from here (declared in each of them).
+// SignatureTuple from here (declared in bindings.h).
 #include <Python.h>
 #include <pybind11/numpy.h>
 #include <pybind11/stl.h>

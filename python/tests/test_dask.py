@@ -221,6 +221,15 @@ def test_bad_input(client, tmp_path):
     (tmp_path / "full" / "x").write_text("x")
     with pytest.raises(neardup.FailedPreconditionError, match="not empty"):
         ndask.dedup_files([str(tmp_path / "bad.jsonl")], str(tmp_path / "full"), client=client)
+    with pytest.raises(neardup.InvalidArgumentError, match="not a folder"):
+        ndask.dedup_files([str(tmp_path / "bad.jsonl")], "/dev/null", client=client,
+                          on_error="skip")
+    # A link to a folder: the folder is written, the link stays.
+    (tmp_path / "target").mkdir()
+    os.symlink(tmp_path / "target", tmp_path / "link")
+    ndask.dedup_files([str(tmp_path / "bad.jsonl")], str(tmp_path / "link"), client=client,
+                      on_error="skip")
+    assert os.path.islink(tmp_path / "link") and os.path.exists(tmp_path / "target" / "dups.tsv")
     with pytest.raises(neardup.InvalidArgumentError, match="keep must be one of"):
         ndask.dedup_files([str(tmp_path / "bad.jsonl")], str(tmp_path / "out"), keep="best")
     with pytest.raises(TypeError, match="Bag or DataFrame"):
@@ -322,3 +331,49 @@ def test_worker_killed_during_run(separate_cluster, tmp_path):
     assert job.wait(timeout=300) == 0, "".join(lines)
     assert _worker_pids(address) != pids  # the nanny started a new worker
     assert_same_as_cli(tmp_path / "cli", tmp_path / "dask")
+
+
+def _range_documents(signer, fmt, path, cuts):
+    """The (id or text length, empty) of every line of the ranges [cuts[i], cuts[i+1]), and the
+    lines counted."""
+    from neardup import _neardup
+    documents, lines = [], 0
+    for start, end in zip(cuts, cuts[1:]):
+        part = signer.sign_range(str(path), start, end, fmt)
+        documents += [(lines + int(local), i, bool(flags & 2)) for local, i, flags in
+                      zip(part["local"], part["ids"], part["flags"])]
+        documents += [(lines + int(local), message, None) for local, message in part["bad"]]
+        lines += part["lines"]
+    whole = signer.sign_range(str(path), 0, _neardup.WHOLE_FILE, fmt)
+    assert lines == whole["lines"]
+    return sorted(documents)
+
+
+def test_ranges_cut_anywhere_read_every_line_once(tmp_path):
+    """A file cut in ranges at any byte gives each line to exactly one range, as the whole file
+    reads it (line ends \\n and \\r\\n, blank lines, a byte order mark, a last line without a
+    newline, a malformed line)."""
+    from neardup import _neardup
+    signer = _neardup.JobSigner("method=accurate threshold=0.8")
+    lines = ['{"id": "a", "text": "first line of text"}', "", '{"id": "b", "text": "x"}\r',
+             '{"id": "c", "text": "naïve café — ünïcödé"}', "not json", '{"id": "d", "text": ""}',
+             '{"id": "f", "text": "xy"}\r', '{"id": "g", "text": "xyz"}\r',
+             '{"id": "e", "text": "the last one, without a newline"}']
+    path = tmp_path / "r.jsonl"
+    path.write_bytes(b"\xef\xbb\xbf" + "\n".join(lines).encode("utf-8"))
+    size = path.stat().st_size
+    fmt = _neardup.LineFormat(True)
+    whole = _range_documents(signer, fmt, path, [0, size])
+    assert [d[1] for d in whole if d[2] is not None] == [b"a", b"b", b"c", b"d", b"f", b"g", b"e"]
+    for cut in range(size + 1):
+        assert _range_documents(signer, fmt, path, [0, cut, size]) == whole, cut
+    rng = random.Random(1)
+    for _ in range(200):
+        cuts = sorted({0, size, *(rng.randrange(size + 1) for _ in range(rng.randrange(1, 6)))})
+        assert _range_documents(signer, fmt, path, cuts) == whole, cuts
+    # Lines over the limit are bad documents, measured as the whole file's reader measures them.
+    short = _neardup.LineFormat(True, max_line_bytes=25)
+    whole = _range_documents(signer, short, path, [0, size])
+    assert sum("longer than the limit of 25 bytes" in str(d[1]) for d in whole) >= 3
+    for cut in range(size + 1):
+        assert _range_documents(signer, short, path, [0, cut, size]) == whole, cut

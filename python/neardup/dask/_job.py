@@ -7,20 +7,24 @@ The steps (doc/dask.md has the whole design):
    stay in the workers' memory (persisted), and only counts come back.
 2. **band shuffle**: every document's band keys (band number in the high 32 bits, key in the low)
    with its ordinal (partition << 32 | line in the partition) go through Dask's shuffle on the key;
-   each shuffled partition keeps the rows of keys shared by two documents or more (the buckets).
-3. **sketches to the buckets**: those rows are split by the partition of their document, which
-   adds its sketch, and shuffled on the key again.
-4. **verification** inside each bucket, in ordinal order, by the library's rule (estimated
-   Jaccard >= threshold), skipping pairs already joined in the bucket: the pairs kept connect
-   exactly what all pairs would.
+   each shuffled partition keeps (persisted) the rows of keys shared by two documents or more: the
+   buckets.
+3. **pass 1**: each bucket member is verified against the bucket's first document (its center),
+   whose sketch is in a table shared with every worker; the components of the pairs kept label the
+   documents.
+4. **pass 2**: the buckets whose members pass 1 did not all join travel with their sketches through
+   a second shuffle and are verified whole, in ordinal order, skipping pairs already joined (by the
+   labels or by pairs found in the bucket): with pass 1, the pairs kept connect exactly what all
+   pairs would.
 5. **clusters**: the connected components of those pairs (ordinals only, on the client); the kept
-   document of each is chosen by the keep rule, and the duplicates' scores are estimated against
-   it, with the documents' ids and sketches fetched from the partitions that hold them.
+   document of each is chosen by the keep rule; the kept documents' ids and sketches are shared
+   with the partitions of their duplicates, which name them and score them (the dups lines).
 6. **kept lines**: each partition writes its kept lines (files: the input lines byte for byte).
 
 Memory: a worker holds its partitions' signatures (about 180 bytes a document) and the pieces of
-the shuffles it is given; the client holds the ordinals of the documents that have a
-near-duplicate, and the ids and sketches of those (clusters), never the corpus.
+the shuffles it is given; the client holds the ordinals and ids of the documents that have a
+near-duplicate (the clusters output), the sketches of the buckets' centers and of the kept
+documents, never the corpus.
 """
 
 from __future__ import annotations
@@ -56,6 +60,10 @@ EMPTY_MESSAGE = ("no features: a blank line or text of symbols only "
                  "(--empty keep or drop lets it through)")
 SKIP_HINT = " (--on-error skip leaves such documents out)"
 MAX_ERRORS_KEPT = 10
+# Pass 1 takes the buckets of at least this many documents: a bucket of two has one pair, which
+# pass 2 verifies as cheaply (and skips when pass 1 joined the two through other buckets), while
+# each center costs its sketch in the table shared with every worker.
+MIN_STAR_BUCKET = 3
 
 
 # ----------------------------------------------------------------------------------------------
@@ -278,18 +286,36 @@ def _summary(part: Dict[str, Any]) -> Dict[str, Any]:
 
 BAND_META = pd.DataFrame({"key": np.array([], dtype=np.uint64),
                           "ordinal": np.array([], dtype=np.uint64)})
+# The shuffles' target partition of a row, computed here: band keys are hashes already, so Dask
+# need not hash them again (a column named "_partitions" is taken as the partition number).
+PARTITION = "_partitions"
 
 
-def _band_rows(part: Dict[str, Any], p: int) -> pd.DataFrame:
+def _with_partition(frame: pd.DataFrame, partitions: int) -> pd.DataFrame:
+    keys = frame["key"].to_numpy()
+    # The band key's bits mixed with the band number's, so that every band spreads evenly.
+    mixed = (keys & np.uint64(LOCAL_MASK)) ^ (keys >> np.uint64(LOCAL_BITS)) * np.uint64(0x9E3779B1)
+    frame[PARTITION] = (mixed % np.uint64(partitions)).astype(np.uint32)
+    return frame
+
+
+def _band_meta(with_partition: bool) -> pd.DataFrame:
+    meta = BAND_META.copy()
+    if with_partition:
+        meta[PARTITION] = np.array([], dtype=np.uint32)
+    return meta
+
+
+def _band_rows(part: Dict[str, Any], p: int, partitions: int) -> pd.DataFrame:
     usable = (part["flags"] & FLAG_EMPTY) == 0  # documents without features are never joined
     keys = part["band_keys"][usable].astype(np.uint64)
     bands = keys.shape[1] if keys.ndim == 2 else 0
     ordinals = (np.uint64(p) << np.uint64(LOCAL_BITS)) | part["local"][usable].astype(np.uint64)
     band_numbers = np.arange(bands, dtype=np.uint64) << np.uint64(LOCAL_BITS)
-    return pd.DataFrame({
+    return _with_partition(pd.DataFrame({
         "key": (keys | band_numbers[None, :]).ravel(),
         "ordinal": np.repeat(ordinals, bands),
-    })
+    }), partitions)
 
 
 def _shared_keys(frame: pd.DataFrame) -> pd.DataFrame:
@@ -346,16 +372,18 @@ def _star_pairs(frame: pd.DataFrame, partitions: int) -> Tuple[np.ndarray, ...]:
     if len(keys) == 0:
         empty = np.zeros((0, 2), dtype=np.uint64)
         return tuple(empty for _ in range(partitions))
-    run_of = np.repeat(np.arange(len(starts)), np.diff(np.r_[starts, len(keys)]))
+    sizes = np.diff(np.r_[starts, len(keys)])
+    run_of = np.repeat(np.arange(len(starts)), sizes)
     centers = ordinals[starts][run_of]
-    member = centers != ordinals
+    member = (centers != ordinals) & (sizes[run_of] >= MIN_STAR_BUCKET)
     rows = _unique_rows(np.stack([centers[member], ordinals[member]], axis=1))
     return _split_rows(rows, rows[:, 1], partitions)
 
 
 def _centers(frame: pd.DataFrame) -> np.ndarray:
     keys, ordinals, starts = _runs(frame)
-    return np.unique(ordinals[starts])
+    sizes = np.diff(np.r_[starts, len(keys)])
+    return np.unique(ordinals[starts[sizes >= MIN_STAR_BUCKET]])
 
 
 def _sketches_of(part: Dict[str, Any], locals_: np.ndarray) -> np.ndarray:
@@ -408,11 +436,12 @@ def _heavy_meta(sketch_bytes: int) -> pd.DataFrame:
                                       "label": np.array([], dtype=np.uint64)}
     for w in range(_sketch_words(sketch_bytes)):
         columns[f"s{w}"] = np.array([], dtype=np.uint64)
+    columns[PARTITION] = np.array([], dtype=np.uint32)
     return pd.DataFrame(columns)
 
 
-def _attach_sketches(pieces: List[np.ndarray], part: Dict[str, Any],
-                     sketch_bytes: int) -> pd.DataFrame:
+def _attach_sketches(pieces: List[np.ndarray], part: Dict[str, Any], sketch_bytes: int,
+                     partitions: int) -> pd.DataFrame:
     rows = np.concatenate(pieces) if pieces else np.zeros((0, 3), np.uint64)
     if len(rows) == 0:
         return _heavy_meta(sketch_bytes)
@@ -424,7 +453,7 @@ def _attach_sketches(pieces: List[np.ndarray], part: Dict[str, Any],
     columns = {"key": rows[:, 0], "ordinal": rows[:, 1], "label": rows[:, 2]}
     for w in range(words):
         columns[f"s{w}"] = as_words[:, w]
-    return pd.DataFrame(columns)
+    return _with_partition(pd.DataFrame(columns), partitions)
 
 
 def _verify(signer: Any, frame: pd.DataFrame) -> np.ndarray:
@@ -585,9 +614,10 @@ class _Job:
     def pairs(self) -> Tuple[np.ndarray, np.ndarray]:
         partitions = len(self.parts)
         shuffle_partitions = self.options.shuffle_partitions or max(1, partitions)
-        bands = dd.from_delayed([delayed(_band_rows)(part, p) for p, part in enumerate(self.parts)],
-                                meta=BAND_META, verify_meta=False)
-        shuffled = bands.shuffle("key", npartitions=shuffle_partitions, shuffle="tasks",
+        bands = dd.from_delayed([delayed(_band_rows)(part, p, shuffle_partitions)
+                                 for p, part in enumerate(self.parts)],
+                                meta=_band_meta(True), verify_meta=False)
+        shuffled = bands.shuffle(PARTITION, npartitions=shuffle_partitions, shuffle="tasks",
                                  ignore_index=True)
         buckets = self.runner.persist(
             shuffled.map_partitions(_shared_keys, meta=BAND_META).to_delayed())
@@ -609,10 +639,11 @@ class _Job:
         labels = self.runner.share(_neardup.components(first[:, 0], first[:, 1]))
         mixed = [delayed(_mixed_rows, nout=partitions)(b, labels, partitions) for b in buckets]
         sketch_bytes = self.signer.sketch_bytes
-        attached = [delayed(_attach_sketches)([m[p] for m in mixed], part, sketch_bytes)
+        attached = [delayed(_attach_sketches)([m[p] for m in mixed], part, sketch_bytes,
+                                              shuffle_partitions)
                     for p, part in enumerate(self.parts)]
         heavy = dd.from_delayed(attached, meta=_heavy_meta(sketch_bytes), verify_meta=False)
-        verified = heavy.shuffle("key", npartitions=shuffle_partitions, shuffle="tasks",
+        verified = heavy.shuffle(PARTITION, npartitions=shuffle_partitions, shuffle="tasks",
                                  ignore_index=True).to_delayed()
         second = self.runner.compute([delayed(_verify)(self.signer, v) for v in verified])
         pairs = np.concatenate([first] + second)
@@ -780,7 +811,8 @@ def dedup_files(inputs: Sequence[str], output_dir: str, *, client: Any = None,
     opts = Options(**options)
     opts.check()
     started = time.monotonic()
-    output_dir = os.path.abspath(output_dir)
+    # A symbolic link to a folder is followed: the folder is written, the link stays.
+    output_dir = os.path.realpath(output_dir)
     if os.path.isdir(output_dir) and os.listdir(output_dir):
         raise _neardup.FailedPreconditionError(
             f"{output_dir}: the output folder exists and is not empty")
