@@ -8,6 +8,7 @@
 #      `neardup dedup --threads 2` on the same 2 cores, on the dedup suite's English corpus
 #      (bench/dedup_corpus) of 1M and 10M documents: 3 alternating runs each at 1M, 1 at 10M
 #      (DASK_DOCS="N..." and DASK_RUNS change them); wall time of whole processes.
+# PARTS="jieba sketch dask" (the default) chooses the parts.
 set -euo pipefail
 build=$1
 data=$2
@@ -19,10 +20,16 @@ if [[ ! -d "$build/python/neardup" ]]; then
   exit 1
 fi
 
-echo "-- jieba drop-in"
-"$python" "$here/python/jieba_bench.py"
-echo "-- sketches"
-"$python" "$here/python/sketch_bench.py"
+parts=" ${PARTS:-jieba sketch dask} "
+if [[ $parts == *" jieba "* ]]; then
+  echo "-- jieba drop-in"
+  "$python" "$here/python/jieba_bench.py"
+fi
+if [[ $parts == *" sketch "* ]]; then
+  echo "-- sketches"
+  "$python" "$here/python/sketch_bench.py"
+fi
+[[ $parts == *" dask "* ]] || exit 0
 
 echo "-- neardup.dask vs neardup dedup"
 if [[ ! -s "$data/en-paragraphs.txt" ]]; then

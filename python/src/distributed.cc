@@ -636,19 +636,43 @@ py::bytes FormatDuplicates(const std::vector<std::string>& dups,
   return py::bytes(out);
 }
 
-// One line of the clusters output: {"representative":ID,"size":N,"members":[ID,...]}.
-py::bytes FormatCluster(const std::string& representative,
-                        const std::vector<std::string>& members) {
-  std::string out = "{\"representative\":";
-  AppendJsonString(representative, &out);
-  out.append(",\"size\":");
-  out.append(std::to_string(members.size()));
-  out.append(",\"members\":[");
-  for (size_t i = 0; i < members.size(); ++i) {
-    if (i != 0) out.push_back(',');
-    AppendJsonString(members[i], &out);
+// The clusters output, one line a cluster: {"representative":ID,"size":N,"members":[ID,...]}.
+// Cluster c is members order[starts[c]..starts[c + 1]) (the last to
+// the end) of `ids`, with ids[representatives[c]] its representative.
+py::bytes FormatClusters(
+    const std::vector<std::string>& ids,
+    py::array_t<int64_t, py::array::c_style | py::array::forcecast> order,
+    py::array_t<int64_t, py::array::c_style | py::array::forcecast> starts,
+    py::array_t<int64_t, py::array::c_style | py::array::forcecast> representatives) {
+  const auto clusters = static_cast<size_t>(starts.size());
+  const auto members = static_cast<size_t>(order.size());
+  if (static_cast<size_t>(representatives.size()) != clusters) {
+    throw py::value_error("format_clusters: starts and representatives differ in length");
   }
-  out.append("]}\n");
+  auto id = [&](int64_t i) -> const std::string& {
+    if (i < 0 || static_cast<size_t>(i) >= ids.size()) {
+      throw py::index_error("format_clusters: member " + std::to_string(i) + " out of range");
+    }
+    return ids[static_cast<size_t>(i)];
+  };
+  std::string out;
+  for (size_t c = 0; c < clusters; ++c) {
+    const auto begin = static_cast<size_t>(starts.at(static_cast<py::ssize_t>(c)));
+    const size_t end = c + 1 < clusters
+                           ? static_cast<size_t>(starts.at(static_cast<py::ssize_t>(c + 1)))
+                           : members;
+    if (begin > end || end > members) throw py::value_error("format_clusters: bad starts");
+    out.append("{\"representative\":");
+    AppendJsonString(id(representatives.at(static_cast<py::ssize_t>(c))), &out);
+    out.append(",\"size\":");
+    out.append(std::to_string(end - begin));
+    out.append(",\"members\":[");
+    for (size_t k = begin; k < end; ++k) {
+      if (k != begin) out.push_back(',');
+      AppendJsonString(id(order.at(static_cast<py::ssize_t>(k))), &out);
+    }
+    out.append("]}\n");
+  }
   return py::bytes(out);
 }
 
@@ -705,7 +729,8 @@ void RegisterDistributed(py::module_& m) {
         py::arg("max_line_bytes"), py::arg("drop"), py::arg("out_path"));
   m.def("format_duplicates", &FormatDuplicates, py::arg("dups"), py::arg("kept"),
         py::arg("scores"));
-  m.def("format_cluster", &FormatCluster, py::arg("representative"), py::arg("members"));
+  m.def("format_clusters", &FormatClusters, py::arg("ids"), py::arg("order"), py::arg("starts"),
+        py::arg("representatives"));
 }
 
 }  // namespace neardup::python

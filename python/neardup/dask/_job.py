@@ -715,21 +715,19 @@ class _Job:
         by_cluster = np.lexsort((index, roots))
         starts = np.flatnonzero(np.r_[True, roots[by_cluster][1:] != roots[by_cluster][:-1]]) \
             if n else np.zeros(0, dtype=np.int64)
-        ends = np.r_[starts[1:], n]
-        cluster_lines = []
+        cluster_lines = _neardup.format_clusters(ids, by_cluster, starts,
+                                                 kept_of_node[by_cluster[starts]])
         clusters = []
-        for s, e in zip(starts.tolist(), ends.tolist()):
-            cluster = by_cluster[s:e]
-            representative = ids[int(kept_of_node[cluster[0]])]
-            member_ids = [ids[i] for i in cluster.tolist()]
-            cluster_lines.append(_neardup.format_cluster(representative, member_ids))
-            if lists:
-                clusters.append({"representative": _text(representative),
-                                 "size": len(member_ids),
-                                 "members": [_text(m) for m in member_ids]})
+        if lists:
+            ends = np.r_[starts[1:], n]
+            for s, e in zip(starts.tolist(), ends.tolist()):
+                cluster = by_cluster[s:e]
+                clusters.append({"representative": _text(ids[int(kept_of_node[cluster[0]])]),
+                                 "size": int(e - s),
+                                 "members": [_text(ids[i]) for i in cluster.tolist()]})
         self.stage("clusters", clusters=len(starts), duplicates=len(dups))
-        return Decisions(kept_ordinals, nodes[dups], dup_lines, b"".join(cluster_lines),
-                         duplicates, clusters, len(starts))
+        return Decisions(kept_ordinals, nodes[dups], dup_lines, cluster_lines, duplicates,
+                         clusters, len(starts))
 
     def dup_locals(self, decisions: Decisions) -> List[np.ndarray]:
         owner = (decisions.dup_ordinals >> np.uint64(LOCAL_BITS)).astype(np.int64)
