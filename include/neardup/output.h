@@ -61,6 +61,11 @@ class OutputFile {
   // snapshot read by the next start) rather than around it.
   Status Open(const std::string& path, bool keep_in_cache = false);
   bool is_open() const { return fd_ >= 0; }
+  // Writes every block on the calling thread instead of a background task of its own: for a child
+  // process of fork() (a store's snapshot writer), where starting a thread may wait forever on a
+  // lock another thread of the parent held at the fork (the sanitizers' runtimes have such locks).
+  // Call before the first Write.
+  void set_no_threads() { no_threads_ = true; }
   Kind kind() const { return kind_; }
   const std::string& path() const { return path_; }      // as named ("-": standard output)
   const std::string& target() const { return target_; }  // symbolic links followed
@@ -102,6 +107,7 @@ class OutputFile {
   Kind kind_ = Kind::kClosed;
   int fd_ = -1;
   bool direct_ = false;
+  bool no_threads_ = false;
   bool finished_ = false;
   std::string staging_;
   std::unique_ptr<char, Block> current_, spare_;

@@ -249,9 +249,10 @@ def _wait_for_workers(address, count, timeout=60):
         c.wait_for_workers(count, timeout=timeout)
 
 
-@pytest.fixture
-def separate_cluster(tmp_path):
+@pytest.fixture(scope="module")
+def separate_cluster(tmp_path_factory):
     """A dask-scheduler and a dask-worker (nanny, 2 worker processes) on loopback."""
+    tmp_path = tmp_path_factory.mktemp("cluster")
     port = _free_port()
     address = f"tcp://127.0.0.1:{port}"
     env = dict(os.environ)
@@ -312,7 +313,7 @@ def _worker_pids(address):
 
 def test_worker_killed_during_run(separate_cluster, tmp_path):
     address, _ = separate_cluster
-    texts = make_documents(40000, seed=5)
+    texts = make_documents(30000, seed=5)
     write_jsonl(tmp_path / "big.jsonl", texts)
     run_cli([str(tmp_path / "big.jsonl")], tmp_path / "cli")
     pids = _worker_pids(address)

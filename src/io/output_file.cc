@@ -157,6 +157,10 @@ void OutputFile::SubmitBlock() {
   const size_t size = fill_;
   fill_ = 0;
   if (failed_) return;
+  if (no_threads_) {
+    if (!WriteAll(data, size)) failed_ = true;
+    return;
+  }
   pending_ = std::async(std::launch::async, [this, data, size] { return WriteAll(data, size); });
 }
 

@@ -30,12 +30,13 @@ std::string ReadAll(const std::string& path) {
   return s.str();
 }
 
-void WriteAndCheck(const std::string& dir, size_t size) {
+void WriteAndCheck(const std::string& dir, size_t size, bool no_threads = false) {
   const std::string path = dir + "/out.bin";
   std::string data(size, '\0');
   std::mt19937_64 rng(size);
   for (char& c : data) c = static_cast<char>('a' + rng() % 26);
   OutputFile out;
+  if (no_threads) out.set_no_threads();
   ASSERT_TRUE(out.Open(path).ok());
   // Mixed writes: direct pieces and the formatted staging buffer.
   size_t at = 0;
@@ -78,6 +79,7 @@ TEST(OutputFileTest, EverySizeAroundTheBlocksComesOutWhole) {
     for (size_t size : {size_t{0}, size_t{1}, size_t{4095}, size_t{4096}, size_t{4097}, kBlock - 1,
                         kBlock, kBlock + 1, 3 * kBlock + 12345}) {
       WriteAndCheck(dir, size);
+      WriteAndCheck(dir, size, /*no_threads=*/true);  // as a snapshot's forked writer does
     }
   }
   if (!shm.empty()) std::filesystem::remove_all(shm);

@@ -29,6 +29,7 @@ namespace {
   prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (getppid() != parent) _exit(3);
   OutputFile out;
+  out.set_no_threads();  // this process is a child of fork(): it starts no thread
   // Through the page cache: the next start (a restart, often) reads the file back from memory.
   Status status = out.Open(path, /*keep_in_cache=*/true);
   if (status.ok()) status = index.Save(&out);
