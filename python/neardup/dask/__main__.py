@@ -7,7 +7,8 @@ import sys
 import warnings
 
 EXAMPLES = """examples:
-  dask-scheduler --port 8786 &  dask-worker tcp://127.0.0.1:8786 --nworkers 2 --nthreads 1 &
+  python3 -m distributed.cli.dask_scheduler --port 8786 &
+  python3 -m distributed.cli.dask_worker tcp://127.0.0.1:8786 --nworkers 2 --nthreads 1 &
   python3 -m neardup.dask crawl/ --scheduler tcp://127.0.0.1:8786 -o deduped/
   python3 -m neardup.dask a.jsonl b.jsonl.gz -o deduped/          (a local cluster, one worker a core)
   cat deduped/kept/part-* > kept.jsonl   # the file `neardup dedup a.jsonl b.jsonl.gz -o` writes
