@@ -4,7 +4,7 @@ RELEASE := build/release
 ASAN := build/asan
 CMAKE_FLAGS ?=
 
-.PHONY: all deps build build-tests asan test test-release test-asan demo bench quality format format-check clean kat fuzz
+.PHONY: all deps build build-tests wasm asan test test-release test-asan demo bench quality format format-check clean kat fuzz
 
 all: build
 
@@ -17,8 +17,15 @@ build: deps
 
 # The Release build without the benchmark programs (what the tests need).
 build-tests: deps
-	@cmake -S . -B $(RELEASE) -G Ninja -DCMAKE_BUILD_TYPE=Release -DNEARDUP_BUILD_BENCH=OFF -DNEARDUP_BUILD_PYTHON=ON $(CMAKE_FLAGS) >/dev/null
+	@cmake -S . -B $(RELEASE) -G Ninja -DCMAKE_BUILD_TYPE=Release -DNEARDUP_BUILD_BENCH=OFF -DNEARDUP_BUILD_PYTHON=ON \
+	  -DNEARDUP_BUILD_WASM=ON $(CMAKE_FLAGS) >/dev/null
 	@cmake --build $(RELEASE) -j $(JOBS)
+
+# The WebAssembly module and the JavaScript package (doc/wasm.md), in build/release/wasm/js.
+wasm: deps
+	@cmake -S . -B $(RELEASE) -G Ninja -DCMAKE_BUILD_TYPE=Release -DNEARDUP_BUILD_WASM=ON $(CMAKE_FLAGS) >/dev/null
+	@cmake --build $(RELEASE) -j $(JOBS) --target neardup_wasm
+	@echo "wasm: the npm package is in $(RELEASE)/wasm/js"
 
 # The sanitizer build is for the tests only, and built to be quick: line tables only (-g1, enough for
 # ASan's reports), a unity build (the library and the CLI compile in a few large files: CLI11 is

@@ -32,6 +32,7 @@ packages=(
   python3-pytest        # the Python package's tests
   python3-distributed python3-dask python3-pandas  # neardup.dask: dedup on a Dask cluster (bags and dataframes)
   python3-venv python3-pip python3-setuptools python3-wheel  # `pip install ./python` in a venv, offline
+  emscripten            # the WebAssembly build (wasm/, js/): emscripten 3.1.6 with clang 14, binaryen and node-acorn
 )
 # Node.js runs that test and npm installs playwright-core into tests/web; a Node.js of another
 # origin (with its own npm) may already provide them.

@@ -11,6 +11,7 @@
 
 #include "neardup/format.h"
 #include "neardup/sketch.h"
+#include "server/web_assets.h"
 
 namespace neardup::server {
 
@@ -415,6 +416,22 @@ Response Service::Route(const Request& request, std::string* endpoint) {
     page.content_type = "text/html; charset=utf-8";
     page.body = std::string(kWebPage);
     return page;
+  }
+  if (path.starts_with("/js/")) {
+    // The JavaScript package the page signs with (server/web_assets.h); public like the page.
+    *endpoint = "/js/";
+    for (const WebAsset& asset : WebAssets()) {
+      if (asset.path != path) continue;
+      if (method != "GET") return Error(405, "use GET for " + path);
+      Response file;
+      file.content_type = std::string(asset.content_type);
+      file.body = std::string(asset.body);
+      return file;
+    }
+    return Error(404,
+                 WebAssets().empty()
+                     ? "this server was built without the WebAssembly module (NEARDUP_BUILD_WASM)"
+                     : "no file " + path);
   }
   if (path == "/healthz") {
     *endpoint = "/healthz";

@@ -52,7 +52,7 @@ void AppendSearchWords(const segment_internal::DictionaryData& dict, std::string
 
 Status Segmenter::CutInto(std::string_view text, const CutOptions& options,
                           std::vector<std::string_view>* words) {
-  if (text.size() >= (uint64_t{1} << 32)) {
+  if (uint64_t{text.size()} >= (uint64_t{1} << 32)) {
     return Status::ResourceExhausted("text of 4 GiB or more cannot be segmented in one call");
   }
   const size_t first_word = words->size();

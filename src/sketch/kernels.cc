@@ -15,8 +15,8 @@
 namespace neardup::sketch_internal {
 namespace {
 
-constexpr uint64_t kMul1 = 0xbf58476d1ce4e5b9ULL;
-constexpr uint64_t kMul2 = 0x94d049bb133111ebULL;
+[[maybe_unused]] constexpr uint64_t kMul1 = 0xbf58476d1ce4e5b9ULL;
+[[maybe_unused]] constexpr uint64_t kMul2 = 0x94d049bb133111ebULL;
 
 // values[i] = Remix(values[i]), and the low bits packed into low_bits (when not null).
 void RemixAllPortable(uint64_t* values, size_t n, uint8_t* low_bits) {

@@ -1,11 +1,8 @@
 #include "text/normalizer.h"
 
-#include <unicode/bytestream.h>
-#include <unicode/normalizer2.h>
-#include <unicode/stringpiece.h>
-
 #include <cstring>
 
+#include "text/unicode.h"
 #include "text/utf8.h"
 
 namespace neardup::text_internal {
@@ -14,15 +11,6 @@ namespace {
 // Held-back text longer than this is normalised anyway (only a run of thousands of combining marks
 // gets there; the result may then depend on where the document was cut).
 constexpr size_t kMaxHeldBack = 1 << 16;
-
-const icu::Normalizer2* NfkcCasefold() {
-  static const icu::Normalizer2* instance = [] {
-    UErrorCode error = U_ZERO_ERROR;
-    const icu::Normalizer2* n = icu::Normalizer2::getNFKCCasefoldInstance(error);
-    return U_SUCCESS(error) ? n : nullptr;
-  }();
-  return instance;
-}
 
 inline char AsciiLower(unsigned char c) {
   return static_cast<char>((c >= 'A' && c <= 'Z') ? c + 32 : c);
@@ -110,7 +98,6 @@ Status StreamNormalizer::Process(std::string_view data, bool final, std::string*
   //    last code point that has a normalisation boundary before it.
   size_t cut = valid.size();
   if (!final && normalize_) {
-    const icu::Normalizer2* normalizer = NfkcCasefold();
     const auto* v = reinterpret_cast<const unsigned char*>(valid.data());
     size_t i = valid.size();
     while (i > 0) {
@@ -119,9 +106,7 @@ Status StreamNormalizer::Process(std::string_view data, bool final, std::string*
       char32_t cp = 0;
       DecodeUtf8(v + start, v + i, &cp);
       i = start;
-      if (cp < 0x80 ||
-          (normalizer != nullptr && normalizer->hasBoundaryBefore(static_cast<UChar32>(cp))))
-        break;
+      if (cp < 0x80 || NfkcCasefoldBoundaryBefore(cp)) break;
       if (valid.size() - i > kMaxHeldBack) break;
     }
     cut = i;
@@ -141,13 +126,12 @@ void StreamNormalizer::Normalize(std::string_view valid, std::string* out) const
     out->append(valid);
     return;
   }
-  const icu::Normalizer2* normalizer = NfkcCasefold();
   const auto* begin = reinterpret_cast<const unsigned char*>(valid.data());
   const auto* end = begin + valid.size();
   const unsigned char* p = begin;
   while (p < end) {
     // ASCII run: lower-case it here, except its last byte when non-ASCII text follows (a combining
-    // mark may attach to it, so ICU must see it).
+    // mark may attach to it, so NFKC_Casefold must see it).
     const unsigned char* ascii_end = p + AsciiPrefixLength(p, end);
     const unsigned char* copy_end = (ascii_end < end && ascii_end > p) ? ascii_end - 1 : ascii_end;
     const size_t run = static_cast<size_t>(copy_end - p);
@@ -160,18 +144,9 @@ void StreamNormalizer::Normalize(std::string_view valid, std::string* out) const
     // before it, so the segment normalises independently).
     const unsigned char* segment_end = ascii_end;
     while (segment_end < end && *segment_end >= 0x80) ++segment_end;
-    icu::StringByteSink<std::string> sink(out);
-    UErrorCode error = U_ZERO_ERROR;
-    if (normalizer != nullptr) {
-      normalizer->normalizeUTF8(0,
-                                icu::StringPiece(reinterpret_cast<const char*>(copy_end),
-                                                 static_cast<int32_t>(segment_end - copy_end)),
-                                sink, nullptr, error);
-    }
-    if (normalizer == nullptr || U_FAILURE(error)) {
-      out->append(reinterpret_cast<const char*>(copy_end),
-                  static_cast<size_t>(segment_end - copy_end));
-    }
+    AppendNfkcCasefold(std::string_view(reinterpret_cast<const char*>(copy_end),
+                                        static_cast<size_t>(segment_end - copy_end)),
+                       out);
     p = segment_end;
   }
 }

@@ -1,7 +1,4 @@
 // Public text functions (neardup/text.h) and the code point classes of the tokeniser.
-#include <unicode/uchar.h>
-#include <unicode/uscript.h>
-
 #include <array>
 #include <memory>
 
@@ -12,35 +9,11 @@
 #include "neardup/text.h"
 #include "text/normalizer.h"
 #include "text/tokenizer.h"
+#include "text/unicode.h"
 #include "text/utf8.h"
 
 namespace neardup {
 namespace text_internal {
-namespace {
-
-bool InCjkScript(UChar32 c) {
-  UErrorCode error = U_ZERO_ERROR;
-  UScriptCode script = uscript_getScript(c, &error);
-  if (U_FAILURE(error)) return false;
-  if (script == USCRIPT_HAN || script == USCRIPT_HIRAGANA || script == USCRIPT_KATAKANA)
-    return true;
-  if (script == USCRIPT_COMMON || script == USCRIPT_INHERITED) {
-    return uscript_hasScript(c, USCRIPT_HIRAGANA) || uscript_hasScript(c, USCRIPT_KATAKANA) ||
-           uscript_hasScript(c, USCRIPT_HAN);
-  }
-  return false;
-}
-
-CharClass ClassifyWithIcu(char32_t cp) {
-  const auto c = static_cast<UChar32>(cp);
-  const int32_t mask = U_GET_GC_MASK(c);
-  if ((mask & (U_GC_L_MASK | U_GC_M_MASK | U_GC_N_MASK)) == 0) return CharClass::kSeparator;
-  if (InCjkScript(c)) return CharClass::kCjk;
-  return (mask & U_GC_ND_MASK) ? CharClass::kDigit : CharClass::kLetter;
-}
-
-}  // namespace
-
 AsciiMasks ClassifyBlock(const unsigned char* p, size_t n) {
   AsciiMasks m;
 #if defined(__SSE2__)
@@ -79,11 +52,11 @@ CharClass ClassifyNonAscii(char32_t cp) {
   static const std::unique_ptr<std::array<CharClass, 0x10000>> bmp = [] {
     auto table = std::make_unique<std::array<CharClass, 0x10000>>();
     for (char32_t c = 0; c < 0x10000; ++c) {
-      (*table)[c] = c < 0x80 ? AsciiClass(static_cast<unsigned char>(c)) : ClassifyWithIcu(c);
+      (*table)[c] = c < 0x80 ? AsciiClass(static_cast<unsigned char>(c)) : UnicodeCharClass(c);
     }
     return table;
   }();
-  return cp < 0x10000 ? (*bmp)[cp] : ClassifyWithIcu(cp);
+  return cp < 0x10000 ? (*bmp)[cp] : UnicodeCharClass(cp);
 }
 
 }  // namespace text_internal

@@ -1,6 +1,9 @@
 #include <algorithm>
 #include <bit>
+#include <cctype>
 #include <charconv>
+#include <cstdlib>
+#include <string>
 
 #include "neardup/keywords.h"
 #include "neardup/text.h"
@@ -17,8 +20,18 @@ bool ParseIdf(std::string_view field, double* value) {
     return false;
   }
   if (field.front() == '+') field.remove_prefix(1);
+#if defined(__EMSCRIPTEN__)
+  // Emscripten's libc++ has no floating-point from_chars; musl's strtod rounds correctly too (the
+  // C locale is the only one there).
+  if (field.empty() || std::isspace(static_cast<unsigned char>(field.front()))) return false;
+  const std::string copy(field);
+  char* end = nullptr;
+  *value = std::strtod(copy.c_str(), &end);
+  return end == copy.c_str() + copy.size();
+#else
   const auto [end, error] = std::from_chars(field.data(), field.data() + field.size(), *value);
   return error == std::errc() && end == field.data() + field.size();
+#endif
 }
 
 double Median(const std::vector<std::pair<std::string_view, double>>& idf) {

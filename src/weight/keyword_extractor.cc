@@ -66,6 +66,14 @@ Result<std::shared_ptr<const KeywordModel>> KeywordModel::Load(
 }
 
 Result<std::shared_ptr<const KeywordModel>> KeywordModel::Default() {
+#if defined(__EMSCRIPTEN__)
+  // The WebAssembly module has no file system and does not carry jieba's dictionaries
+  // (doc/wasm.md).
+  return Status::Unavailable(
+      "jieba's dictionary is not in the WebAssembly build, so Chinese word segmentation is not "
+      "available here (modes terms and keywords, and word shingles of Chinese text): use lang en "
+      "(each Han character a word) or the default method, which needs no dictionary");
+#endif
   static std::once_flag once;
   static Result<std::shared_ptr<const KeywordModel>>* loaded = nullptr;
   std::call_once(once, [] {
