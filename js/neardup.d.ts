@@ -33,16 +33,18 @@ export interface SimhashSignature {
   empty: boolean;
 }
 
-export interface SketchSignature {
+/** A signature of the default method; `sketchHex` and `bandsHex` are made when first read, and
+ * `JSON.stringify` gives the server's form `{simhash, empty, sketch, bands}` (hex). */
+export interface SketchSignature extends SimhashSignature {
   /** The stored sketch (132 bytes with the defaults). */
   sketch: Uint8Array;
   /** One 32-bit key per band. */
   bands: Uint32Array;
   /** The sketch in hex, as `neardup hash --sketch` prints it. */
-  sketchHex: string;
+  readonly sketchHex: string;
   /** The band keys, 8 hex digits each, as `neardup hash --sketch` prints them. */
-  bandsHex: string;
-  empty: boolean;
+  readonly bandsHex: string;
+  toJSON(): { simhash: string; empty: boolean; sketch: string; bands: string };
 }
 
 /** Loads the module: the .wasm file beside neardup.mjs, or the URL or bytes given. */
@@ -71,7 +73,8 @@ export class Signer {
   /** The resolved settings line. */
   readonly settings: string;
   readonly method: "accurate" | "simhash";
-  sign(text: string): SimhashSignature & Partial<SketchSignature>;
+  /** A SketchSignature for the default method, a SimhashSignature for SimHash. */
+  sign(text: string): SimhashSignature | SketchSignature;
   estimateJaccard(a: Uint8Array | string, b: Uint8Array | string): number;
   /** Frees the signer's memory in the module. */
   dispose(): void;

@@ -65,16 +65,23 @@ function utf8ToString(m, pointer) {
   const heap = m.HEAPU8;
   let end = pointer;
   while (heap[end] !== 0) ++end;
-  return new TextDecoder().decode(heap.subarray(pointer, end));
+  return decoder.decode(heap.subarray(pointer, end));
 }
 
-// Copies `text` into the module as UTF-8: [pointer, bytes] (free the pointer).
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+// The module's input buffer, reused by every call (grown when a text needs more; a buffer grown
+// past KEEP_BYTES is given back after the call).
+const KEEP_BYTES = 4 * 1024 * 1024;
+let scratch = { module: null, pointer: 0, capacity: 0 };
+
+// Checks `text` and copies it into the module as UTF-8: [pointer, bytes], valid until the next call.
 function copyText(m, where, text) {
   if (typeof text !== "string") {
     throw fail(where, `the text must be a string, not ${describe(text)}`, TypeError);
   }
-  const lone = text.search(/\p{Surrogate}/u);
-  if (lone >= 0) {
+  if (!(text.isWellFormed ? text.isWellFormed() : !/\p{Surrogate}/u.test(text))) {
+    const lone = text.search(/\p{Surrogate}/u);
     throw fail(where, `the text has a lone surrogate (U+${text.charCodeAt(lone).toString(16)
       .toUpperCase()}) at UTF-16 index ${lone}: it is not Unicode text`, TypeError);
   }
@@ -82,11 +89,24 @@ function copyText(m, where, text) {
     throw fail(where, `the text of ${text.length} UTF-16 code units is longer than the limit of ` +
                `${MAX_TEXT_UNITS}`, RangeError);
   }
-  const capacity = text.length * 3 + 1;
-  const pointer = m._malloc(capacity);
-  if (pointer === 0) throw fail(where, `no memory for a text of ${text.length} code units`, RangeError);
-  const { written } = new TextEncoder().encodeInto(text, m.HEAPU8.subarray(pointer, pointer + capacity));
-  return [pointer, written];
+  const needed = text.length * 3 + 1;
+  if (scratch.module !== m || scratch.capacity < needed) {
+    if (scratch.module === m && scratch.pointer) m._free(scratch.pointer);
+    const capacity = Math.max(needed, 64 * 1024);
+    const pointer = m._malloc(capacity);
+    scratch = { module: m, pointer, capacity: pointer ? capacity : 0 };
+    if (pointer === 0) throw fail(where, `no memory for a text of ${text.length} code units`, RangeError);
+  }
+  const { written } = encoder.encodeInto(text, m.HEAPU8.subarray(scratch.pointer, scratch.pointer + needed));
+  return [scratch.pointer, written];
+}
+
+// Gives a large input buffer back to the module after the call that needed it.
+function releaseText(m) {
+  if (scratch.module === m && scratch.capacity > KEEP_BYTES) {
+    m._free(scratch.pointer);
+    scratch = { module: null, pointer: 0, capacity: 0 };
+  }
 }
 
 function describe(value) {
@@ -166,6 +186,37 @@ export async function load(options = {}) {
   signers.clear();
 }
 
+const HEX8 = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, "0"));
+const HEX32 = (value) => value.toString(16).padStart(8, "0");
+
+// A signature of the default method. The hex forms are made when first read.
+class Signature {
+  constructor(simhash, empty, sketch, bands) {
+    this.simhash = simhash;
+    this.empty = empty;
+    this.sketch = sketch;
+    this.bands = bands;
+  }
+
+  // The sketch in hex, as `neardup hash --sketch` prints it.
+  get sketchHex() {
+    let hex = "";
+    for (const byte of this.sketch) hex += HEX8[byte];
+    return hex;
+  }
+
+  // The band keys, 8 hex digits each, as `neardup hash --sketch` prints them.
+  get bandsHex() {
+    let hex = "";
+    for (const key of this.bands) hex += HEX32(key);
+    return hex;
+  }
+
+  toJSON() {
+    return { simhash: this.simhash, empty: this.empty, sketch: this.sketchHex, bands: this.bandsHex };
+  }
+}
+
 // Signs texts under one settings line (as `neardup serve` reports it), or options: { method:
 // "accurate" (the default), threshold } or { method: "simhash", ...simhash options }.
 export class Signer {
@@ -184,11 +235,7 @@ export class Signer {
     }
     call("Signer", (m) => {
       const [text, bytes] = copyText(m, "Signer", line);
-      try {
-        this.#pointer = m._nd_signer_create(text, bytes);
-      } finally {
-        m._free(text);
-      }
+      this.#pointer = m._nd_signer_create(text, bytes);
       if (this.#pointer === 0) throw fail("Signer", lastError(m));
       this.#sketchBytes = m._nd_signer_sketch_bytes(this.#pointer);
       this.#bands = m._nd_signer_bands(this.#pointer);
@@ -206,24 +253,18 @@ export class Signer {
       try {
         ok = m._nd_sign(this.#pointer, pointer, bytes);
       } finally {
-        m._free(pointer);
+        releaseText(m);
       }
       if (!ok) throw fail("sign", lastError(m));
       const high = m._nd_signer_simhash_high(this.#pointer) >>> 0;
       const low = m._nd_signer_simhash_low(this.#pointer) >>> 0;
-      const result = {
-        simhash: high.toString(16).padStart(8, "0") + low.toString(16).padStart(8, "0"),
-        empty: m._nd_signer_empty(this.#pointer) !== 0,
-      };
-      if (this.method === "accurate") {
-        const at = m._nd_signer_sketch(this.#pointer);
-        result.sketch = m.HEAPU8.slice(at, at + this.#sketchBytes);
-        const keys = m._nd_signer_band_keys(this.#pointer) >>> 2;
-        result.bands = m.HEAPU32.slice(keys, keys + this.#bands);
-        result.sketchHex = toHex(result.sketch);
-        result.bandsHex = Array.from(result.bands, (key) => key.toString(16).padStart(8, "0")).join("");
-      }
-      return result;
+      const simhash = HEX32(high) + HEX32(low);
+      const empty = m._nd_signer_empty(this.#pointer) !== 0;
+      if (this.method !== "accurate") return { simhash, empty };
+      const at = m._nd_signer_sketch(this.#pointer);
+      const keys = m._nd_signer_band_keys(this.#pointer) >>> 2;
+      return new Signature(simhash, empty, m.HEAPU8.slice(at, at + this.#sketchBytes),
+                           m.HEAPU32.slice(keys, keys + this.#bands));
     });
   }
 
@@ -272,8 +313,7 @@ export function simhash(text, options) {
 // The default method's signature of `text`, as `neardup hash --sketch` prints it:
 // { sketch: Uint8Array, bands: Uint32Array, sketchHex, bandsHex, empty }.
 export function sketch(text, options) {
-  const { sketch: bytes, bands, sketchHex, bandsHex, empty } = cachedSigner(sketchSettings(options, "sketch")).sign(text);
-  return { sketch: bytes, bands, sketchHex, bandsHex, empty };
+  return cachedSigner(sketchSettings(options, "sketch")).sign(text);
 }
 
 // The estimated Jaccard similarity of two sketches of the default method (Uint8Array or hex).
@@ -314,12 +354,6 @@ function sketchBytes(where, value, size, name) {
     throw fail(where, `${name} has ${value.length} bytes; a sketch has ${size}`, RangeError);
   }
   return bytes;
-}
-
-function toHex(bytes) {
-  let hex = "";
-  for (const byte of bytes) hex += byte.toString(16).padStart(2, "0");
-  return hex;
 }
 
 // For the tests: the lines of wasm/unicode_dump.h for the code points [first, last].

@@ -79,9 +79,10 @@ if [[ ${#missing[@]} -gt 0 ]]; then
 fi
 
 # playwright-core for the web page's test, at the version of tests/web/package-lock.json (it drives
-# Debian's Chromium: no browser is downloaded).
+# Debian's Chromium: no browser is downloaded), and TypeScript, which checks the JavaScript package's
+# types (tests/wasm/types_test.mjs).
 web="$(dirname "$0")/../tests/web"
-if [[ ! -f "$web/node_modules/playwright-core/package.json" ]]; then
-  echo "install-deps: npm ci in tests/web (playwright-core)"
+if [[ ! -f "$web/node_modules/playwright-core/package.json" || ! -f "$web/node_modules/typescript/package.json" ]]; then
+  echo "install-deps: npm ci in tests/web (playwright-core, typescript)"
   PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --prefix "$web" --no-audit --no-fund >/dev/null
 fi
