@@ -79,14 +79,14 @@ kat: build
 	@$(RELEASE)/tests/neardup_kat_generate --sketch tests/data/kat_texts.txt > tests/data/sketch_vectors.tsv
 
 # Fuzzes the text, JSONL and storage entry points, the online index's records (settings lines,
-# store records, signature files) with libFuzzer (clang, ASan + UBSan), FUZZ_SECONDS
+# store records, signature files), the Unicode tables of the WebAssembly build against ICU with libFuzzer (clang, ASan + UBSan), FUZZ_SECONDS
 # each; new inputs that widen coverage land in build/fuzz/corpus, crashes in build/fuzz/.
 FUZZ_SECONDS ?= 60
 fuzz: deps
 	@CC=clang CXX=clang++ cmake -S . -B build/fuzz -G Ninja -DCMAKE_BUILD_TYPE=Debug -DNEARDUP_SANITIZE=ON \
 	  -DNEARDUP_FUZZ=ON -DNEARDUP_BUILD_BENCH=OFF >/dev/null
-	@cmake --build build/fuzz -j $(JOBS) --target fuzz_text fuzz_jsonl fuzz_storage fuzz_records fuzz_snapshot fuzz_service
-	@for t in fuzz_text fuzz_jsonl fuzz_storage fuzz_records fuzz_snapshot fuzz_service; do \
+	@cmake --build build/fuzz -j $(JOBS) --target fuzz_text fuzz_jsonl fuzz_storage fuzz_records fuzz_snapshot fuzz_service fuzz_unicode_tables
+	@for t in fuzz_text fuzz_jsonl fuzz_storage fuzz_records fuzz_snapshot fuzz_service fuzz_unicode_tables; do \
 	  mkdir -p build/fuzz/corpus/$$t; \
 	  build/fuzz/tests/fuzz/$$t -max_total_time=$(FUZZ_SECONDS) -artifact_prefix=build/fuzz/ \
 	    build/fuzz/corpus/$$t tests/fuzz/corpus/$$t || exit 1; \
