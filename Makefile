@@ -46,7 +46,18 @@ test-asan: asan
 	@ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	  NEARDUP_SANITIZED=1 ctest --test-dir $(ASAN) --output-on-failure -j $(JOBS)
 
-test: test-release test-asan
+# make test: the Release build, then its tests while the sanitizer build compiles beside them at the
+# lowest CPU priority (the tests spend much of their time waiting on servers, clusters and child
+# processes: the build takes that time instead of running after them), then the sanitizer tests.
+# The build's output is kept in build/asan-build.log and shown when it fails.
+test: build-tests
+	@status=0; \
+	( nice -n 19 $(MAKE) --no-print-directory asan >build/asan-build.log 2>&1; echo $$? >build/asan-build.status ) & \
+	ctest --test-dir $(RELEASE) --output-on-failure -j $(JOBS) || status=$$?; \
+	wait; \
+	if [ "$$(cat build/asan-build.status)" != 0 ]; then cat build/asan-build.log; echo "make test: the sanitizer build failed"; exit 1; fi; \
+	if [ $$status != 0 ]; then exit $$status; fi; \
+	$(MAKE) --no-print-directory test-asan
 
 demo: build
 	@scripts/demo.sh $(RELEASE)/cli/neardup
