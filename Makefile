@@ -1,5 +1,7 @@
 # Thin wrapper over CMake. `make demo` and `make test` do every set-up step themselves.
 JOBS ?= $(shell nproc)
+# Tests run two per core: many of them wait on servers, clusters and child processes much of the time.
+TEST_JOBS ?= $(shell echo $$(( $$(nproc) * 2 )))
 RELEASE := build/release
 ASAN := build/asan
 CMAKE_FLAGS ?=
@@ -40,11 +42,11 @@ asan: deps
 	@cmake --build $(ASAN) -j $(JOBS)
 
 test-release: build-tests
-	@ctest --test-dir $(RELEASE) --output-on-failure -j $(JOBS)
+	@ctest --test-dir $(RELEASE) --output-on-failure -j $(TEST_JOBS)
 
 test-asan: asan
 	@ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-	  NEARDUP_SANITIZED=1 ctest --test-dir $(ASAN) --output-on-failure -j $(JOBS)
+	  NEARDUP_SANITIZED=1 ctest --test-dir $(ASAN) --output-on-failure -j $(TEST_JOBS)
 
 # make test: the Release build, then its tests while the sanitizer build compiles beside them at the
 # lowest CPU priority (the tests spend much of their time waiting on servers, clusters and child
@@ -53,7 +55,7 @@ test-asan: asan
 test: build-tests
 	@status=0; \
 	( nice -n 19 $(MAKE) --no-print-directory asan >build/asan-build.log 2>&1; echo $$? >build/asan-build.status ) & \
-	ctest --test-dir $(RELEASE) --output-on-failure -j $(JOBS) || status=$$?; \
+	ctest --test-dir $(RELEASE) --output-on-failure -j $(TEST_JOBS) || status=$$?; \
 	wait; \
 	if [ "$$(cat build/asan-build.status)" != 0 ]; then cat build/asan-build.log; echo "make test: the sanitizer build failed"; exit 1; fi; \
 	if [ $$status != 0 ]; then exit $$status; fi; \
