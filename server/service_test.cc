@@ -8,6 +8,7 @@
 #include <random>
 #include <thread>
 
+#include "server/web_assets.h"
 #include "testutil.h"
 
 namespace neardup::server {
@@ -281,6 +282,23 @@ TEST_P(ServiceTest, TokenLoadingHealthAndMetrics) {
   EXPECT_EQ(page.content_type, "text/html; charset=utf-8");
   EXPECT_NE(page.body.find("<title>neardup</title>"), std::string::npos);
   EXPECT_EQ(service->Handle(Post("/", "")).status, 405);
+  // The JavaScript package of the page, public too (server/web_assets.h), or a 404 that says why.
+  if (WebAssets().empty()) {
+    const Response missing = service->Handle(Get("/js/neardup.mjs"));
+    EXPECT_EQ(missing.status, 404);
+    EXPECT_NE(missing.body.find("built without the WebAssembly module"), std::string::npos);
+  } else {
+    const Response module = service->Handle(Get("/js/neardup_wasm.wasm"));
+    EXPECT_EQ(module.status, 200);
+    EXPECT_EQ(module.content_type, "application/wasm");
+    EXPECT_EQ(module.body.substr(0, 4), std::string("\0asm", 4));
+    const Response script = service->Handle(Get("/js/neardup.mjs"));
+    EXPECT_EQ(script.content_type, "text/javascript; charset=utf-8");
+    EXPECT_NE(script.body.find("export async function load"), std::string::npos);
+    EXPECT_EQ(service->Handle(Post("/js/neardup.mjs", "")).status, 405);
+    EXPECT_EQ(service->Handle(Get("/js/other.mjs")).status, 404);
+  }
+  EXPECT_EQ(service->Handle(Get("/js/")).status, 404);
   // A load that failed is reported.
   auto failed = Open(ServiceOptions(), false);
   failed->SetLoadError("DIR: damaged");
