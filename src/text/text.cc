@@ -14,10 +14,60 @@
 
 namespace neardup {
 namespace text_internal {
-AsciiMasks ClassifyBlock(const unsigned char* p, size_t n) {
+namespace {
+
+constexpr uint64_t kHighBits = 0x8080808080808080ULL;
+constexpr uint64_t kLowBits7 = 0x7F7F7F7F7F7F7F7FULL;
+
+constexpr uint64_t Repeat(uint8_t byte) { return 0x0101010101010101ULL * byte; }
+
+// High bit of each byte set where the byte (< 0x80) is in [lo, hi]: adding to bytes of at most
+// 0x7F never carries into the next byte.
+inline uint64_t InRange(uint64_t low7, uint8_t lo, uint8_t hi) {
+  const uint64_t at_least_lo = low7 + Repeat(static_cast<uint8_t>(0x80 - lo));
+  const uint64_t above_hi = low7 + Repeat(static_cast<uint8_t>(0x7F - hi));
+  return at_least_lo & ~above_hi & kHighBits;
+}
+
+// Bit i of the result: the high bit of byte i of `bits` (the other bits must be clear).
+inline uint64_t GatherHighBits(uint64_t bits) {
+  return ((bits >> 7) * 0x0102040810204080ULL) >> 56;
+}
+
+}  // namespace
+
+AsciiMasks ClassifyBlockPortable(const unsigned char* p, size_t n) {
   AsciiMasks m;
+  size_t i = 0;
+  // Eight bytes at a time, in a 64-bit word (byte i of the word is p[i] in either byte order,
+  // since the bytes are assembled here).
+  for (; i + 8 <= n; i += 8) {
+    uint64_t word = 0;
+    for (int b = 7; b >= 0; --b) word = (word << 8) | p[i + static_cast<size_t>(b)];
+    const uint64_t non_ascii = word & kHighBits;
+    const uint64_t low7 = word & kLowBits7;
+    const uint64_t digit = InRange(low7, '0', '9') & ~non_ascii;
+    const uint64_t letter = InRange(low7 | Repeat(0x20), 'a', 'z') & ~non_ascii;
+    m.non_ascii |= GatherHighBits(non_ascii) << i;
+    m.letter |= GatherHighBits(letter) << i;
+    m.word |= GatherHighBits(letter | digit) << i;
+  }
+  for (; i < n; ++i) {
+    const unsigned char c = p[i];
+    if (c >= 0x80) {
+      m.non_ascii |= uint64_t{1} << i;
+    } else if (kAsciiClasses[c] != CharClass::kSeparator) {
+      m.word |= uint64_t{1} << i;
+      if (kAsciiClasses[c] == CharClass::kLetter) m.letter |= uint64_t{1} << i;
+    }
+  }
+  return m;
+}
+
+AsciiMasks ClassifyBlock(const unsigned char* p, size_t n) {
 #if defined(__SSE2__)
   if (n == 64) {
+    AsciiMasks m;
     for (int i = 0; i < 4; ++i) {
       const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 16 * i));
       // Signed compares: bytes >= 0x80 are negative and fall outside every ASCII range.
@@ -36,16 +86,7 @@ AsciiMasks ClassifyBlock(const unsigned char* p, size_t n) {
     return m;
   }
 #endif
-  for (size_t i = 0; i < n; ++i) {
-    const unsigned char c = p[i];
-    if (c >= 0x80) {
-      m.non_ascii |= uint64_t{1} << i;
-    } else if (kAsciiClasses[c] != CharClass::kSeparator) {
-      m.word |= uint64_t{1} << i;
-      if (kAsciiClasses[c] == CharClass::kLetter) m.letter |= uint64_t{1} << i;
-    }
-  }
-  return m;
+  return ClassifyBlockPortable(p, n);
 }
 
 CharClass ClassifyNonAscii(char32_t cp) {

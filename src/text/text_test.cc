@@ -12,6 +12,7 @@
 
 #include "testutil.h"
 #include "text/normalizer.h"
+#include "text/tokenizer.h"
 
 namespace neardup {
 namespace {
@@ -240,6 +241,36 @@ TEST(TokenizeTest, LongTokensAreCut) {
   ASSERT_EQ(tokens.size(), 3u);
   EXPECT_EQ(tokens[0].text.size(), kMaxTokenBytes);
   EXPECT_EQ(tokens[2].text.size(), 10u);
+}
+
+// The block classifier's two paths (SSE2 on x86-64, eight bytes a word elsewhere: WebAssembly)
+// against one byte at a time, on every length of block and bytes of every kind.
+TEST(TokenizeTest, BlockClassifierPathsAgree) {
+  std::mt19937 rng(7);
+  const std::string alphabet = "09azAZ@[`{/:_ -\x7f\x80\xbf\xc3\xe4\xff";
+  for (int round = 0; round < 20000; ++round) {
+    unsigned char block[64];
+    const size_t n = rng() % 65;
+    for (size_t i = 0; i < n; ++i) {
+      block[i] = (rng() % 2) ? static_cast<unsigned char>(alphabet[rng() % alphabet.size()])
+                             : static_cast<unsigned char>(rng());
+    }
+    text_internal::AsciiMasks expected;
+    for (size_t i = 0; i < n; ++i) {
+      const unsigned char c = block[i];
+      const bool digit = c >= '0' && c <= '9';
+      const bool letter = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+      if (c >= 0x80) expected.non_ascii |= uint64_t{1} << i;
+      if (letter) expected.letter |= uint64_t{1} << i;
+      if (letter || digit) expected.word |= uint64_t{1} << i;
+    }
+    for (const auto& got :
+         {text_internal::ClassifyBlock(block, n), text_internal::ClassifyBlockPortable(block, n)}) {
+      ASSERT_EQ(got.word, expected.word) << "n = " << n;
+      ASSERT_EQ(got.letter, expected.letter) << "n = " << n;
+      ASSERT_EQ(got.non_ascii, expected.non_ascii) << "n = " << n;
+    }
+  }
 }
 
 }  // namespace

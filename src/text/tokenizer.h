@@ -54,8 +54,10 @@ struct AsciiMasks {
   uint64_t non_ascii = 0;  // byte >= 0x80
 };
 
-// Classifies a block of n <= 64 bytes (SSE2 on x86-64, a table elsewhere).
+// Classifies a block of n <= 64 bytes (SSE2 on x86-64, ClassifyBlockPortable elsewhere).
 AsciiMasks ClassifyBlock(const unsigned char* p, size_t n);
+// The same without SIMD: eight bytes at a time in a 64-bit word (WebAssembly, other CPUs).
+AsciiMasks ClassifyBlockPortable(const unsigned char* p, size_t n);
 
 // Finds token boundaries in ASCII text 64 bytes at a time, so the tokeniser does not branch per
 // byte.
