@@ -40,13 +40,6 @@ extern "C" {
 // The message of the last failure, as NUL-terminated UTF-8 (valid until the next call).
 EMSCRIPTEN_KEEPALIVE const char* nd_last_error() { return last_error.c_str(); }
 
-// The library's fingerprint and sketch versions, "fingerprint=F sketch_version=S".
-EMSCRIPTEN_KEEPALIVE const char* nd_version() {
-  static const std::string version = "fingerprint=" + std::to_string(neardup::kFingerprintVersion) +
-                                     " sketch_version=" + std::to_string(neardup::kSketchVersion);
-  return version.c_str();
-}
-
 // A signer for the settings line `settings` (UTF-8, `length` bytes), or null (nd_last_error).
 EMSCRIPTEN_KEEPALIVE Signer* nd_signer_create(const char* settings, size_t length) {
   auto options = neardup::ParseSettingsLine(std::string_view(settings, length));
