@@ -40,6 +40,9 @@ struct DedupFlags {
   std::string on_error = "fail";
   std::string empty = "keep";
   int threads = 0;
+  uint64_t memory = 0;
+  std::string tmp_dir;
+  double boundary_sigmas = 3;
   std::string kept, dups, clusters, pairs, report;
   std::vector<std::string> against;
   bool against_settings = false;
@@ -228,6 +231,9 @@ int RunDedupCommand(const DedupFlags& flags) {
   options.unique_ids = flags.unique_ids;
   options.text_field = flags.text_field;
   options.max_line_bytes = flags.max_line_bytes;
+  options.memory_limit = flags.memory;
+  options.tmp_dir = flags.tmp_dir;
+  options.boundary_sigmas = flags.boundary_sigmas;
   auto fingerprint = ToOptions(flags.fingerprint);
   if (!fingerprint.ok()) return ReportError("dedup", fingerprint.status());
   options.similarity.features = *fingerprint;
@@ -423,6 +429,20 @@ void AddDedupCommand(CLI::App* app, int* exit_code) {
       ->capture_default_str();
   command->add_option("--threads", flags->threads, "Worker threads, 1..1024 (0: one per core)")
       ->check(ThreadsRange())
+      ->capture_default_str();
+  command
+      ->add_option("--memory", flags->memory,
+                   "Memory the job may use, e.g. 4G (default: half of the machine's RAM); the "
+                   "default method's signatures wait in temporary files")
+      ->transform(SizeValidator());
+  command->add_option("--tmp-dir", flags->tmp_dir,
+                      "Folder for temporary files (default: $TMPDIR, else /tmp); removed at exit");
+  command
+      ->add_option("--boundary-sigmas", flags->boundary_sigmas,
+                   "accurate: pairs estimated within this many standard deviations of "
+                   "--threshold are decided by their exact Jaccard, from the texts read again "
+                   "(0: never)")
+      ->check(CLI::Range(0.0, 10.0))
       ->capture_default_str();
   command->add_option(
       "--against", flags->against,

@@ -13,11 +13,12 @@
 //     estimate Jaccard similarity >= threshold.
 //   - kSimhash: a pair is a near-duplicate iff the fingerprints are within k bits (the all-pairs
 //   join).
-// Memory holds per document the fingerprint, the id, (kAccurate) the sketch and band keys (220
-// bytes with the defaults), and a few more bytes, never the texts: the kept lines are copied from
-// the inputs in a second pass (standard input is spooled to a temporary file for it). kSimhash on
-// plain text: about 29 bytes per document at the peak, everything included (10M documents: 0.29
-// GB).
+// Memory holds per document the fingerprint, the id and a few more bytes, never the texts: the kept
+// lines are copied from the inputs in a second pass (standard input is spooled to a temporary file
+// for it). kAccurate keeps the sketches and band keys (212 bytes per document) in temporary files
+// while clustering (doc/candidates.md, "Memory and threads"), in memory when every pair, a saved
+// index or --against indexes need them. kSimhash on plain text: about 29 bytes per document at the
+// peak, everything included (10M documents: 0.29 GB).
 //
 // Outputs go through the output layer (neardup/output.h): before anything is read, two outputs
 // naming the same file and an output naming an input (or an --against index) are refused; regular
@@ -25,8 +26,9 @@
 // and its ids included, are renamed together only when the whole job succeeded, so an interrupted
 // or failed run never leaves a file that looks complete. A character device or FIFO is written in
 // place, never replaced. One output may be "-", standard output: it is written as the job goes.
-// Standard input (and FIFO inputs) are copied to a folder "neardup-XXXXXX" in $TMPDIR (else /tmp)
-// for the second pass; the folder is removed when RunDedup returns, on success or error.
+// Standard input (and FIFO inputs) are copied to a folder "neardup-XXXXXX" in tmp_dir ($TMPDIR,
+// else /tmp) for the second pass, beside the default method's signature files; the folder is
+// removed when RunDedup returns, on success or error.
 //
 // Thread safety: RunDedup may run concurrently with other calls; the options' callbacks are called
 // from the thread that called RunDedup.
@@ -127,6 +129,21 @@ struct DedupOptions {
   bool all_pairs = false;
   std::string report_path;  // the DedupReport as JSON
 
+  // kAccurate: a candidate pair whose estimate is within this many standard deviations of the
+  // estimate (EstimateSpread, at the pair's sizes: 0.019 for large documents at 0.8, more for small
+  // ones) of the threshold is decided by its exact Jaccard similarity, from the two texts read
+  // again (doc/candidates.md, "Exact at the boundary"); 0: the sketch decides every pair.
+  double boundary_sigmas = 3;
+  // Memory the job may use, in bytes; 0: half of the machine's RAM. kAccurate clustering keeps its
+  // sketches and band keys in temporary files and sorts band keys within it (several passes when
+  // they do not fit); the in-memory join (pairs, save_index, against_indexes: 212 bytes of
+  // signature per document) fails with ResourceExhausted, naming the option, once it would need
+  // more.
+  uint64_t memory_limit = 0;
+  // Folder for the temporary files (spooled standard input, the default method's signatures);
+  // empty: $TMPDIR, else /tmp. They are removed on every exit path.
+  std::string tmp_dir;
+
   // Index files of earlier corpora (neardup/index_file.h, saved by save_index): a document that is
   // a near-duplicate of a document in one of them is a duplicate of it
   // (DedupReport::duplicates_of_index; the dups output names the index's document, by its INDEX.ids
@@ -191,12 +208,20 @@ struct DedupReport {
   uint64_t duplicates_of_index = 0;  // of them, near-duplicates of the --against index
   uint64_t clusters = 0;             // clusters of two or more documents
   // Near-duplicate pairs among the inputs. kAccurate finds them all only when they are asked for
-  // (pairs_path or DedupOptions::all_pairs): otherwise a candidate already in the cluster of the
-  // other document is not verified (the clusters, kept documents and duplicates are the same),
-  // pairs then counts the pairs found and pairs_complete is false.
+  // (pairs_path or DedupOptions::all_pairs): otherwise the linear join checks each member of a run
+  // of equal band keys against a few representatives, pairs then counts the pairs found and
+  // pairs_complete is false.
   uint64_t pairs = 0;
   bool pairs_complete = true;
-  uint64_t candidates = 0;  // kAccurate: distinct pairs verified by the sketch
+  uint64_t candidates = 0;  // kAccurate: sketch comparisons
+  // kAccurate: boundary pairs (DedupOptions::boundary_sigmas) decided by their exact Jaccard, the
+  // nearest the threshold first, as long as their documents' features fit in min(memory_limit / 16,
+  // 256 MB); of them, those at or above the threshold; and the boundary pairs left to the sketch's
+  // estimate beyond that.
+  uint64_t boundary_pairs = 0;
+  uint64_t boundary_accepted = 0;
+  uint64_t boundary_left = 0;
+  uint64_t spill_bytes = 0;  // bytes written to temporary files (signatures on disk)
   // Documents without features (EmptyPolicy): never matched; kept (kKeep, counted in kept too) or
   // left out (kDrop: then kept + duplicates + empty_documents = documents).
   uint64_t empty_documents = 0;
@@ -213,9 +238,8 @@ struct DedupReport {
   // The method and its parameters as one line: method, mode, weighting, lang, fold, (accurate)
   // threshold, sketch and bands, k, empty.
   std::string settings;
-  // The report's fields that may differ between two runs of the same job (timings, and the counts
-  // of a join that skips candidates already clustered: which ones it skips depends on thread
-  // timing). Every other field is the same from run to run. In the JSON as "run_dependent".
+  // The report's fields that may differ between two runs of the same job (the timings). Every other
+  // field is the same from run to run, whatever the thread count. In the JSON as "run_dependent".
   std::vector<std::string> RunDependentFields() const;
 
   std::string ToJson() const;

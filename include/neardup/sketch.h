@@ -121,6 +121,36 @@ struct BandJoinOptions {
   // so far is not verified, so fewer pairs come back, but they connect exactly the same components
   // as all the pairs would (which of the redundant pairs are left out depends on thread timing).
   bool all_pairs = true;
+  // > 0: a pair whose estimate is within boundary_sigmas standard deviations of the estimate
+  // (EstimateSpread, at the pair's sizes) of the threshold is not decided by the sketch but handed
+  // to the caller as a boundary pair (FindSimilarPairs' `boundary`), unless both sketches are in
+  // exact form (their estimate is exact). Needs all_pairs.
+  double boundary_sigmas = 0;
+};
+
+// The standard deviation of the estimate (Sketcher::Estimate) of a pair at Jaccard `threshold`
+// whose sets have features_a and features_b distinct features: with B bins of b bits each bin
+// agrees with probability p = t + (1 - t) 2^-b, and sigma = sqrt(p (1 - p) / B') / (1 - 2^-b),
+// where B' = min(B, (features_a + features_b) / (1 + t)): sets smaller than the bins fill most bins
+// by densification, leaving about as many independent bins as the union has features
+// (doc/candidates.md, "Exact at the boundary"). 0.0188 at the defaults for large sets.
+double EstimateSpread(const SketchOptions& sketch, double threshold, uint64_t features_a,
+                      uint64_t features_b);
+
+// z * EstimateSpread for every union size (features_a + features_b), precomputed: a join calls it
+// once per candidate near the threshold.
+class BoundaryMargins {
+ public:
+  BoundaryMargins(const SketchOptions& sketch, double threshold, double z);
+  double operator()(uint32_t features_a, uint32_t features_b) const {
+    const uint64_t size = uint64_t{features_a} + features_b;
+    return size < by_union_.size() ? by_union_[size] : largest_sets_;
+  }
+  double largest() const { return by_union_.empty() ? largest_sets_ : by_union_[0]; }
+
+ private:
+  std::vector<double> by_union_;
+  double largest_sets_ = 0;
 };
 
 // Counters of the work of one join.
@@ -144,11 +174,14 @@ struct BandJoinStats {
 // document per thread (one band's sort) plus 12 bytes per pair kept (24 while the bands' results
 // are merged); time grows with the square of the longest run of equal keys (many near-identical
 // documents: group exact duplicates before joining).
+// With options.margin > 0, `boundary` receives the boundary pairs, ascending, with their
+// estimates (InvalidArgument when it is null, or without all_pairs).
 Result<std::vector<SimilarPair>> FindSimilarPairs(const Sketcher& sketcher,
                                                   std::span<const uint32_t> band_keys,
                                                   std::span<const uint8_t> sketches,
                                                   const BandJoinOptions& options = {},
-                                                  BandJoinStats* stats = nullptr);
+                                                  BandJoinStats* stats = nullptr,
+                                                  std::vector<SimilarPair>* boundary = nullptr);
 
 }  // namespace neardup
 

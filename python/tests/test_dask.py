@@ -91,9 +91,10 @@ def write_plain(path, texts, crlf=False):
 
 
 def run_cli(inputs, out, *flags):
+    # The Dask job decides every pair by its sketch, as neardup dedup --boundary-sigmas 0.
     os.makedirs(out, exist_ok=True)
     command = [CLI, "dedup", *inputs, "-o", f"{out}/kept", "--dups", f"{out}/dups.tsv",
-               "--clusters", f"{out}/clusters.jsonl", "-q", *flags]
+               "--clusters", f"{out}/clusters.jsonl", "--boundary-sigmas", "0", "-q", *flags]
     subprocess.run(command, check=True, capture_output=True)
 
 

@@ -18,7 +18,8 @@ PairKey = Tuple[int, int]
 def cli_pairs(run_cli, path, tmp_path, *flags: str) -> Dict[PairKey, str]:
     """(line a, line b) -> score text of `neardup dedup --pairs`, a < b."""
     pairs_file = tmp_path / "pairs.tsv"
-    run_cli("dedup", str(path), "--pairs", str(pairs_file), "--quiet", *flags)
+    # The online index decides every pair by its sketch, as dedup --boundary-sigmas 0.
+    run_cli("dedup", str(path), "--pairs", str(pairs_file), "--boundary-sigmas", "0", "--quiet", *flags)
     pairs = {}
     for line in pairs_file.read_text().splitlines():
         a, b, score = line.split("\t")

@@ -2,14 +2,22 @@
 
 #include <algorithm>
 #include <bit>
+#include <cmath>
+#include <cstring>
+#include <iterator>
 #include <string>
 
+#include "dedup/boundary.h"
 #include "dedup/duplicate_ids.h"
 #include "dedup/fingerprint_groups.h"
+#include "dedup/linear_join.h"
 #include "dedup/shards.h"
 
 namespace neardup::dedup_internal {
 namespace {
+
+// At most this much memory holds the feature sets of the boundary pairs' documents.
+constexpr uint64_t kBoundaryBytes = uint64_t{256} << 20;
 
 // The documents left out of the join, ascending: near-duplicates of an index, and documents
 // without features.
@@ -47,35 +55,250 @@ Grouping GroupBySignature(Signatures signatures, const IndexMatches& index_match
   fingerprints.resize(count);
   Grouping grouping;
   grouping.group_of = std::move(groups.group_of);
+  grouping.first_member = std::move(groups.first_member);
   grouping.fingerprints = std::move(signatures.fingerprints);
   grouping.sketches = std::move(signatures.sketches);
   grouping.band_keys = std::move(signatures.band_keys);
   return grouping;
 }
 
-// The groups' band keys are joined and verified by the sketch.
-Result<std::vector<Pair>> JoinSketches(const JobSettings& settings, Grouping* grouping,
-                                       DedupReport* report) {
-  BandJoinOptions join;
-  join.threshold = settings.method.threshold;
-  join.threads = settings.threads;
-  join.all_pairs = settings.options.all_pairs || !settings.options.pairs_path.empty();
-  report->pairs_complete = join.all_pairs;
-  BandJoinStats stats;
-  auto similar = FindSimilarPairs(*settings.signer.sketcher(), grouping->band_keys,
-                                  grouping->sketches, join, &stats);
-  if (!similar.ok()) return similar.status();
-  report->candidates = stats.candidates;
-  // Not needed any more, but by an accurate index to save.
-  if (settings.options.save_index.empty()) std::vector<uint32_t>().swap(grouping->band_keys);
-  std::vector<Pair> pairs;
-  pairs.reserve(similar->size());
-  const std::vector<uint64_t>& fingerprints = grouping->fingerprints;
-  for (const SimilarPair& p : *similar) {
-    pairs.push_back(
-        {p.first, p.second, std::popcount(fingerprints[p.first] ^ fingerprints[p.second])});
+// Spilled signatures are grouped by their hashes (GroupIdenticalFingerprints, in bounded memory);
+// a member whose fingerprint or sketch differs from its group's first member (two signatures with
+// one hash) is given a group of its own.
+Grouping GroupBySpilledSignature(Signatures signatures, const IndexMatches& index_matches,
+                                 const DocumentTable& table, const JobSettings& settings,
+                                 const SketchFile* sketch_file, const BandKeyFiles* band_files) {
+  const size_t bytes = settings.signer.sketch_bytes();
+  Grouping grouping;
+  std::vector<uint32_t>& group_of = grouping.group_of;
+  group_of.assign(table.size(), 0);
+  for (uint32_t d : LeftOut(index_matches, table)) group_of[d] = kNoGroup;
+  std::vector<uint64_t> hashes = std::move(signatures.signature_hashes);
+  GroupIdenticalFingerprints(&hashes, &group_of, settings.threads);
+  uint32_t groups = static_cast<uint32_t>(hashes.size());
+  std::vector<uint64_t>().swap(hashes);
+  std::vector<uint32_t>& first = grouping.first_member;
+  first.assign(groups, kNoDocument);
+  const std::vector<uint64_t>& fingerprints = signatures.fingerprints;
+  bool split = false;
+  for (uint32_t d = 0; d < group_of.size(); ++d) {
+    const uint32_t g = group_of[d];
+    if (g == kNoGroup) continue;
+    if (first[g] == kNoDocument) {
+      first[g] = d;
+      continue;
+    }
+    const uint32_t f = first[g];
+    if (fingerprints[d] != fingerprints[f] ||
+        std::memcmp(sketch_file->At(d), sketch_file->At(f), bytes) != 0) {
+      group_of[d] = groups++;
+      first.push_back(d);
+      split = true;
+    }
   }
-  return pairs;
+  if (split) {
+    // Number the groups by first member again.
+    std::vector<uint32_t> renumbered(groups, kNoGroup);
+    uint32_t next = 0;
+    for (uint32_t d = 0; d < group_of.size(); ++d) {
+      uint32_t& g = group_of[d];
+      if (g == kNoGroup) continue;
+      if (renumbered[g] == kNoGroup) {
+        renumbered[g] = next;
+        first[next++] = d;
+      }
+      g = renumbered[g];
+    }
+  }
+  std::vector<uint64_t> compact = std::move(signatures.fingerprints);
+  for (uint32_t g = 0; g < groups; ++g) compact[g] = compact[first[g]];
+  compact.resize(groups);
+  compact.shrink_to_fit();
+  grouping.fingerprints = std::move(compact);
+  grouping.sketch_file = sketch_file;
+  grouping.band_files = band_files;
+  return grouping;
+}
+
+// A pair sorted before another: by first, then second.
+bool PairLess(const SimilarPair& x, const SimilarPair& y) {
+  return x.first != y.first ? x.first < y.first : x.second < y.second;
+}
+
+uint32_t FindRoot(std::vector<uint32_t>* parent, uint32_t x) {
+  while ((*parent)[x] != x) {
+    (*parent)[x] = (*parent)[(*parent)[x]];
+    x = (*parent)[x];
+  }
+  return x;
+}
+
+// The boundary pairs that decide something: every one not already among the pairs (all pairs), or
+// (clustering) those whose groups the pairs leave in different components.
+std::vector<SimilarPair> BoundaryToDecide(const std::vector<SimilarPair>& pairs,
+                                          const std::vector<SimilarPair>& boundary, size_t groups,
+                                          bool all_pairs) {
+  std::vector<SimilarPair> todo;
+  if (all_pairs) {
+    std::set_difference(boundary.begin(), boundary.end(), pairs.begin(), pairs.end(),
+                        std::back_inserter(todo), PairLess);
+    return todo;
+  }
+  std::vector<uint32_t> parent(groups);
+  for (uint32_t g = 0; g < groups; ++g) parent[g] = g;
+  for (const SimilarPair& p : pairs)
+    parent[FindRoot(&parent, p.first)] = FindRoot(&parent, p.second);
+  for (const SimilarPair& p : boundary) {
+    if (FindRoot(&parent, p.first) != FindRoot(&parent, p.second)) todo.push_back(p);
+  }
+  return todo;
+}
+
+// The memory for the feature sets of the documents of the boundary pairs decided exactly.
+uint64_t BoundaryBytes(const JobSettings& settings) {
+  return std::min(settings.memory_limit / 16, kBoundaryBytes);
+}
+
+// Decides the boundary pairs: those nearest the threshold first, as long as their documents'
+// feature sets fit in BoundaryBytes, by their exact Jaccard (`exact`); the rest by the sketch's
+// estimate. Those at or above the threshold join *pairs (with the similarity that decided them),
+// which stays sorted.
+Status DecideBoundary(const JobSettings& settings, const ExactJaccardFunction& exact,
+                      const Grouping& grouping, std::vector<SimilarPair> todo,
+                      std::vector<SimilarPair>* pairs, DedupReport* report) {
+  if (todo.empty()) return Status::OK();
+  const double t = settings.method.threshold;
+  std::stable_sort(todo.begin(), todo.end(), [t](const SimilarPair& x, const SimilarPair& y) {
+    return std::abs(x.jaccard - t) < std::abs(y.jaccard - t);
+  });
+  const size_t bytes = settings.signer.sketch_bytes();
+  std::vector<bool> chosen(grouping.size(), false);
+  uint64_t used = 0;
+  size_t exact_count = 0;
+  for (; exact_count < todo.size(); ++exact_count) {
+    uint64_t more = 0;
+    for (const uint32_t g : {todo[exact_count].first, todo[exact_count].second}) {
+      uint32_t features;
+      std::memcpy(&features, grouping.SketchOf(g, bytes), sizeof(features));
+      if (!chosen[g]) more += uint64_t{features} * sizeof(uint64_t);
+    }
+    if (used + more > BoundaryBytes(settings)) break;
+    used += more;
+    chosen[todo[exact_count].first] = chosen[todo[exact_count].second] = true;
+  }
+  report->boundary_pairs = exact_count;
+  report->boundary_left = todo.size() - exact_count;
+  std::vector<std::pair<uint32_t, uint32_t>> documents;
+  documents.reserve(exact_count);
+  for (size_t i = 0; i < exact_count; ++i) {
+    documents.emplace_back(grouping.first_member[todo[i].first],
+                           grouping.first_member[todo[i].second]);
+  }
+  auto jaccards = exact(documents);
+  if (!jaccards.ok()) return jaccards.status();
+  const size_t before = pairs->size();
+  for (size_t i = 0; i < todo.size(); ++i) {
+    const double jaccard = i < exact_count ? (*jaccards)[i] : todo[i].jaccard;
+    if (jaccard < t) continue;
+    pairs->push_back({todo[i].first, todo[i].second, static_cast<float>(jaccard)});
+    if (i < exact_count) ++report->boundary_accepted;
+  }
+  std::sort(pairs->begin() + static_cast<std::ptrdiff_t>(before), pairs->end(), PairLess);
+  std::inplace_merge(pairs->begin(), pairs->begin() + static_cast<std::ptrdiff_t>(before),
+                     pairs->end(), PairLess);
+  return Status::OK();
+}
+
+// Band j's keys of the groups, from memory.
+BandKeyReader InMemoryBandKeys(const Grouping& grouping, size_t bands) {
+  return [&grouping, bands](size_t band, uint64_t begin, uint64_t end,
+                            const std::function<Status(uint64_t, std::span<const uint32_t>)>& fn) {
+    constexpr size_t kChunk = 1 << 16;
+    std::vector<uint32_t> keys;
+    for (uint64_t first = begin; first < end; first += kChunk) {
+      const size_t count = static_cast<size_t>(std::min<uint64_t>(kChunk, end - first));
+      keys.resize(count);
+      for (size_t i = 0; i < count; ++i) keys[i] = grouping.band_keys[(first + i) * bands + band];
+      NEARDUP_RETURN_IF_ERROR(fn(first, keys));
+    }
+    return Status::OK();
+  };
+}
+
+// The bytes the linear join may use for its sort array: the memory limit less what the job holds
+// besides it (about 24 bytes per document, and 128 MB for the program and its buffers).
+size_t JoinSortBytes(const JobSettings& settings, size_t documents) {
+  const uint64_t held = 24 * uint64_t{documents} + (uint64_t{128} << 20);
+  const uint64_t limit = settings.memory_limit;
+  return static_cast<size_t>(limit > held + (uint64_t{16} << 20) ? limit - held
+                                                                 : uint64_t{16} << 20);
+}
+
+// The groups' band keys are joined and verified by the sketch.
+Result<Clusters> JoinSketches(const JobSettings& settings, const ExactJaccardFunction& exact,
+                              Grouping* grouping, DedupReport* report) {
+  const Sketcher& sketcher = *settings.signer.sketcher();
+  const DedupOptions& options = settings.options;
+  const bool all_pairs = options.all_pairs || !options.pairs_path.empty();
+  report->pairs_complete = all_pairs;
+  std::vector<SimilarPair> pairs, boundary;
+  if (all_pairs) {
+    BandJoinOptions join;
+    join.threshold = settings.method.threshold;
+    join.threads = settings.threads;
+    join.all_pairs = true;
+    join.boundary_sigmas = options.boundary_sigmas;
+    BandJoinStats stats;
+    auto similar = FindSimilarPairs(sketcher, grouping->band_keys, grouping->sketches, join, &stats,
+                                    &boundary);
+    if (!similar.ok()) return similar.status();
+    report->candidates = stats.candidates;
+    pairs = std::move(*similar);
+  } else {
+    LinearJoinInput input;
+    input.sketcher = &sketcher;
+    input.groups = static_cast<uint32_t>(grouping->size());
+    if (grouping->sketch_file != nullptr) {
+      input.items = grouping->group_of.size();
+      input.group_of = &grouping->group_of;
+      input.sketches = grouping->sketch_file->At(0);
+      const BandKeyFiles* files = grouping->band_files;
+      input.band_keys = [files](size_t band, uint64_t begin, uint64_t end, const auto& fn) {
+        return files->ForEachChunk(band, begin, end, fn);
+      };
+    } else {
+      input.items = grouping->size();
+      input.sketches = grouping->sketches.data();
+      input.band_keys = InMemoryBandKeys(*grouping, settings.signer.bands());
+    }
+    LinearJoinOptions join;
+    join.threshold = settings.method.threshold;
+    join.boundary_sigmas = options.boundary_sigmas;
+    join.threads = settings.threads;
+    join.memory_bytes = JoinSortBytes(settings, grouping->group_of.size());
+    join.cancel = options.cancel;
+    auto found = LinearJoin(input, join);
+    if (!found.ok()) return found.status();
+    report->candidates = found->verifications;
+    pairs = std::move(found->pairs);
+    boundary = std::move(found->boundary);
+  }
+  // Not needed any more, but by an accurate index to save.
+  if (options.save_index.empty()) std::vector<uint32_t>().swap(grouping->band_keys);
+  std::vector<SimilarPair> todo = BoundaryToDecide(pairs, boundary, grouping->size(), all_pairs);
+  std::vector<SimilarPair>().swap(boundary);
+  NEARDUP_RETURN_IF_ERROR(
+      DecideBoundary(settings, exact, *grouping, std::move(todo), &pairs, report));
+  Clusters clusters;
+  clusters.pairs.reserve(pairs.size());
+  clusters.jaccards.reserve(pairs.size());
+  const std::vector<uint64_t>& fingerprints = grouping->fingerprints;
+  for (const SimilarPair& p : pairs) {
+    clusters.pairs.push_back(
+        {p.first, p.second, std::popcount(fingerprints[p.first] ^ fingerprints[p.second])});
+    clusters.jaccards.push_back(p.jaccard);
+  }
+  return clusters;
 }
 
 // Whether document a should be kept over document b (a < b in input order) by the rule.
@@ -164,26 +387,37 @@ std::vector<uint32_t> Grouping::GroupSizes() const {
   return sizes;
 }
 
+const uint8_t* Grouping::SketchOf(uint32_t g, size_t sketch_bytes) const {
+  if (sketch_file == nullptr) return &sketches[g * sketch_bytes];
+  return sketch_file->At(first_member[g]);
+}
+
 double Grouping::Jaccard(const Sketcher& sketcher, uint32_t a, uint32_t b) const {
   const size_t bytes = sketcher.sketch_bytes();
-  return sketcher.Estimate(&sketches[a * bytes], &sketches[b * bytes]);
+  return sketcher.Estimate(SketchOf(a, bytes), SketchOf(b, bytes));
 }
 
 Grouping GroupDocuments(Signatures signatures, const IndexMatches& index_matches,
                         const DocumentTable& table, const JobSettings& settings) {
+  if (signatures.spill != nullptr) {
+    const SketchFile* sketch_file = signatures.sketch_file;
+    const BandKeyFiles* band_files = signatures.band_files;
+    return GroupBySpilledSignature(std::move(signatures), index_matches, table, settings,
+                                   sketch_file, band_files);
+  }
   if (settings.accurate()) {
     return GroupBySignature(std::move(signatures), index_matches, table, settings.signer);
   }
   return GroupByFingerprint(std::move(signatures), index_matches, table, settings.threads);
 }
 
-Result<Clusters> JoinAndCluster(const JobSettings& settings, Grouping* grouping,
-                                DedupReport* report) {
+Result<Clusters> JoinAndCluster(const JobSettings& settings, const ExactJaccardFunction& exact,
+                                Grouping* grouping, DedupReport* report) {
   Clusters clusters;
   if (settings.accurate()) {
-    auto pairs = JoinSketches(settings, grouping, report);
-    if (!pairs.ok()) return pairs.status();
-    clusters.pairs = std::move(*pairs);
+    auto joined = JoinSketches(settings, exact, grouping, report);
+    if (!joined.ok()) return joined.status();
+    clusters = std::move(*joined);
   } else {
     JoinOptions join;
     join.threads = settings.threads;

@@ -7,12 +7,15 @@
 #define NEARDUP_DEDUP_DECISIONS_H_
 
 #include <cstdint>
+#include <functional>
+#include <utility>
 #include <vector>
 
 #include "dedup/against_indexes.h"
 #include "dedup/documents.h"
 #include "dedup/id_table.h"
 #include "dedup/signature_groups.h"
+#include "dedup/spill.h"
 #include "neardup/dedup.h"
 #include "neardup/join.h"
 #include "neardup/method.h"
@@ -29,6 +32,7 @@ struct JobSettings {
   MethodOptions method;  // options.similarity, or the --against indexes' own (against_settings)
   const DocumentSigner& signer;  // of `method`
   int threads = 1;               // resolved: never 0
+  uint64_t memory_limit = 0;     // options.memory_limit, resolved: never 0
 
   bool accurate() const { return method.method == DedupMethod::kAccurate; }
   // Cancelled("interrupted") once options.cancel is set, else OK.
@@ -59,23 +63,33 @@ Result<IndexMatches> MatchIndexes(const Signatures& signatures, const DocumentTa
 struct Grouping {
   std::vector<uint32_t> group_of;      // document -> group (kNoGroup: left out)
   std::vector<uint64_t> fingerprints;  // group -> fingerprint
-  std::vector<uint8_t> sketches;       // kAccurate: group g's sketch at g * signer.sketch_bytes()
-  // kAccurate: group g's band keys at g * signer.bands(). The join releases them unless an index
-  // is saved.
+  std::vector<uint32_t> first_member;  // kAccurate: group -> its first document
+  // kAccurate in memory: group g's sketch at g * signer.sketch_bytes().
+  std::vector<uint8_t> sketches;
+  // kAccurate in memory: group g's band keys at g * signer.bands(). The join releases them unless
+  // an index is saved.
   std::vector<uint32_t> band_keys;
+  // kAccurate on disk (Signatures::spill): the sketches by document (group g's is its first
+  // member's) and the band keys, in the job's spill files.
+  const SketchFile* sketch_file = nullptr;
+  const BandKeyFiles* band_files = nullptr;
 
   size_t size() const { return fingerprints.size(); }
   // The fingerprint of a document in a group.
   uint64_t FingerprintOf(uint32_t d) const { return fingerprints[group_of[d]]; }
   // The documents of each group.
   std::vector<uint32_t> GroupSizes() const;
+  // Group g's sketch (kAccurate).
+  const uint8_t* SketchOf(uint32_t g, size_t sketch_bytes) const;
   // The estimated Jaccard of the sketches of groups a and b (kAccurate).
   double Jaccard(const Sketcher& sketcher, uint32_t a, uint32_t b) const;
 };
 
 // Takes the documents' signatures (moved in: no per-document array is copied) and groups the
 // documents that are neither in `index_matches` nor without features, compacting the signatures
-// in place to one per group. The result does not depend on settings.threads.
+// in place to one per group. Spilled signatures (Signatures::spill) are grouped by their
+// signature hashes, each member checked against its group's first by fingerprint and sketch. The
+// result does not depend on settings.threads.
 Grouping GroupDocuments(Signatures signatures, const IndexMatches& index_matches,
                         const DocumentTable& table, const JobSettings& settings);
 
@@ -83,16 +97,26 @@ Grouping GroupDocuments(Signatures signatures, const IndexMatches& index_matches
 struct Clusters {
   // Near-duplicate pairs of groups, each once, with the Hamming distance of their fingerprints.
   std::vector<Pair> pairs;
+  // kAccurate: pairs[i]'s Jaccard as decided: the sketches' estimate, or the exact similarity of a
+  // boundary pair.
+  std::vector<float> jaccards;
   std::vector<uint32_t> component;  // group -> the root group of its cluster
 };
 
+// The exact Jaccard similarity of each pair of documents (first, second), from their texts.
+using ExactJaccardFunction =
+    std::function<Result<std::vector<double>>(const std::vector<std::pair<uint32_t, uint32_t>>&)>;
+
 // Joins the groups (kSimhash: fingerprints within method.k bits; kAccurate: band keys verified by
-// the sketches at method.threshold) and clusters the pairs. For kAccurate it records
-// report->candidates and report->pairs_complete, and releases grouping->band_keys once they are
-// joined unless options.save_index asks for them (nothing else of *grouping changes). Errors of
-// the join.
-Result<Clusters> JoinAndCluster(const JobSettings& settings, Grouping* grouping,
-                                DedupReport* report);
+// the sketches at method.threshold) and clusters the pairs. kAccurate: every pair when options ask
+// for them (FindSimilarPairs), else the linear join (dedup/linear_join.h); a pair whose estimate is
+// within the boundary margin of the threshold (options.boundary_margin) is decided by `exact`
+// (all of them with every pair, else those whose groups the other pairs leave apart). It records
+// report->candidates, pairs_complete and the boundary counts, and releases grouping->band_keys
+// once they are joined unless options.save_index asks for them (nothing else of *grouping
+// changes). Errors of the join and of `exact`.
+Result<Clusters> JoinAndCluster(const JobSettings& settings, const ExactJaccardFunction& exact,
+                                Grouping* grouping, DedupReport* report);
 
 // JoinAndCluster's result from the pairs of a sharded job's parts (dedup/shards.h), by input-line
 // ordinal: the pairs between groups the join would find, and their clusters. Records

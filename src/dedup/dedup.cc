@@ -2,19 +2,25 @@
 // kept lines (writers.cc), all committed together at the end.
 #include "neardup/dedup.h"
 
+#include <unistd.h>
+
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <mutex>
 #include <thread>
 
 #include "dedup/against_indexes.h"
+#include "dedup/boundary.h"
 #include "dedup/decisions.h"
 #include "dedup/documents.h"
 #include "dedup/shards.h"
+#include "dedup/spill.h"
 #include "dedup/writers.h"
 #include "neardup/cpu.h"
 #include "neardup/format.h"
@@ -39,22 +45,54 @@ double SecondsSince(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
-// A temporary folder removed with the object (spooled standard input lives there).
+// A temporary folder removed with the object (spooled standard input and the default method's
+// spill files live there), in `parent` (empty: $TMPDIR, else /tmp).
 class ScratchDir {
  public:
-  ScratchDir() {
-    std::string templ = (std::filesystem::temp_directory_path() / "neardup-XXXXXX").string();
-    if (::mkdtemp(templ.data()) != nullptr) path_ = templ;
+  explicit ScratchDir(const std::string& parent) {
+    std::error_code error;
+    const std::filesystem::path base = parent.empty() ? std::filesystem::temp_directory_path(error)
+                                                      : std::filesystem::path(parent);
+    std::string templ = (base / "neardup-XXXXXX").string();
+    if (::mkdtemp(templ.data()) != nullptr) {
+      path_ = templ;
+    } else {
+      error_ = std::strerror(errno);
+      base_ = base.string();
+    }
   }
   ~ScratchDir() {
     std::error_code ignored;
     if (!path_.empty()) std::filesystem::remove_all(path_, ignored);
   }
   const std::string& path() const { return path_; }
+  // Why the folder could not be made.
+  Status Error() const {
+    return Status::IOError("cannot create a temporary folder in " + base_ + ": " + error_ +
+                           " (--tmp-dir chooses where)");
+  }
 
  private:
   std::string path_;
+  std::string base_;
+  std::string error_;
 };
+
+// Half of the machine's memory.
+uint64_t DefaultMemoryLimit() {
+  const long pages = ::sysconf(_SC_PHYS_PAGES);
+  const long page_size = ::sysconf(_SC_PAGESIZE);
+  if (pages <= 0 || page_size <= 0) return uint64_t{4} << 30;
+  return static_cast<uint64_t>(pages) * static_cast<uint64_t>(page_size) / 2;
+}
+
+// Whether the default method's signatures go to disk: when the job clusters without every pair and
+// needs neither an index to save nor to match (which read the band keys of any document).
+bool SpillsSignatures(const JobSettings& settings) {
+  const DedupOptions& o = settings.options;
+  return settings.accurate() && !o.all_pairs && o.pairs_path.empty() && o.save_index.empty() &&
+         o.against_indexes.empty() && o.shard_count == 0 && o.merge_parts.empty();
+}
 
 // Calls DedupOptions::on_progress every 100 ms from a thread of its own with the counters of the
 // current stage, whatever the job is doing (the stages only store their counters).
@@ -199,6 +237,10 @@ Status CheckOptions(const DedupOptions& options) {
     return Status::InvalidArgument("keeping by priority needs a priority field");
   }
   NEARDUP_RETURN_IF_ERROR(CheckShardOptions(options));
+  if (!(options.boundary_sigmas >= 0 && options.boundary_sigmas <= 10)) {
+    return Status::InvalidArgument("the boundary must be 0..10 standard deviations, got " +
+                                   std::to_string(options.boundary_sigmas));
+  }
   if (options.threads < 0 || options.threads > 1024) {
     return Status::InvalidArgument("threads must be between 1 and 1024 (0: one per core), got " +
                                    std::to_string(options.threads));
@@ -274,17 +316,44 @@ std::string ReportSettings(const JobSettings& settings) {
 struct PassOne {
   DocumentTable table;    // per document: ids, lengths, priorities; the skipped lines
   Signatures signatures;  // per document: what the matching and the join read
+  // Signatures on disk (SpillsSignatures): the files, and how they are read back.
+  std::unique_ptr<dedup_internal::SpillWriter> spill;
+  std::unique_ptr<dedup_internal::SketchFile> sketch_file;
+  std::unique_ptr<dedup_internal::BandKeyFiles> band_files;
 };
 
-// Pass 1: reads and signs every document of `files`, then checks the fields and ids.
+// Pass 1: reads and signs every document of `files` (the default method's signatures to files in
+// `scratch` when the job spills them), then checks the fields and ids.
 Result<PassOne> ReadAndSign(const std::vector<InputFile>& files, const JobSettings& settings,
-                            ProgressTicker* progress, DedupReport* report) {
+                            const std::string& scratch, ProgressTicker* progress,
+                            DedupReport* report) {
   const auto start = Clock::now();
   progress->Stage("fingerprint");
   PassOne pass;
+  const bool spill = SpillsSignatures(settings);
+  if (spill) {
+    auto writer = dedup_internal::SpillWriter::Create(scratch, settings.signer.sketch_bytes(),
+                                                      settings.signer.bands());
+    if (!writer.ok()) return writer.status();
+    pass.spill = std::move(*writer);
+    pass.signatures.spill = pass.spill.get();
+  }
   NEARDUP_RETURN_IF_ERROR(dedup_internal::ReadDocuments(
       files, settings.options, settings.signer, settings.threads, &progress->documents,
-      &progress->bytes, &pass.table, &pass.signatures));
+      &progress->bytes, &pass.table, &pass.signatures, spill ? 0 : settings.memory_limit));
+  if (spill) {
+    NEARDUP_RETURN_IF_ERROR(pass.spill->Finish());
+    report->spill_bytes = pass.spill->bytes();
+    const uint64_t documents = pass.spill->documents();
+    auto sketches =
+        dedup_internal::SketchFile::Open(scratch, settings.signer.sketch_bytes(), documents);
+    if (!sketches.ok()) return sketches.status();
+    pass.sketch_file = std::move(*sketches);
+    pass.band_files =
+        std::make_unique<dedup_internal::BandKeyFiles>(scratch, settings.signer.bands(), documents);
+    pass.signatures.sketch_file = pass.sketch_file.get();
+    pass.signatures.band_files = pass.band_files.get();
+  }
   AddStage("read+fingerprint", start, pass.table.bytes, report);
   NEARDUP_RETURN_IF_ERROR(settings.Cancelled());
   NEARDUP_RETURN_IF_ERROR(dedup_internal::CheckFieldsAndIds(pass.table, settings, report));
@@ -314,8 +383,8 @@ Status WriteDecisions(const DocumentTable& table, const IndexMatches& index_matc
   NEARDUP_RETURN_IF_ERROR(
       dedup_internal::WriteClusters(table, grouping, clusters, selection, outputs.clusters));
   NEARDUP_RETURN_IF_ERROR(settings.Cancelled());
-  NEARDUP_RETURN_IF_ERROR(
-      dedup_internal::WritePairs(table, grouping, clusters.pairs, settings, outputs.pairs));
+  NEARDUP_RETURN_IF_ERROR(dedup_internal::WritePairs(table, grouping, clusters.pairs,
+                                                     clusters.jaccards, settings, outputs.pairs));
   AddStage("write-dups-clusters-pairs", start, 0, report);
   if (outputs.index == nullptr) return Status::OK();
   start = Clock::now();
@@ -329,6 +398,7 @@ Status WriteDecisions(const DocumentTable& table, const IndexMatches& index_matc
 // the outputs of those decisions. Returns document -> kept: everything else made here (the groups,
 // pairs and clusters) is released on return, before the kept lines are copied.
 Result<std::vector<bool>> DecideAndWrite(Signatures signatures, const DocumentTable& table,
+                                         const std::vector<InputFile>& files,
                                          const JobSettings& settings, const Outputs& outputs,
                                          ProgressTicker* progress, DedupReport* report,
                                          const std::vector<OrdinalPair>* shard_pairs) {
@@ -343,8 +413,18 @@ Result<std::vector<bool>> DecideAndWrite(Signatures signatures, const DocumentTa
   progress->Stage("join");
   Grouping grouping =
       dedup_internal::GroupDocuments(std::move(signatures), *index_matches, table, settings);
+  // Boundary pairs are decided from the texts, read again (DecideBoundary chose documents whose
+  // feature sets fit in a sixteenth of the memory limit).
+  const dedup_internal::ExactJaccardFunction exact =
+      [&](const std::vector<std::pair<uint32_t, uint32_t>>& pairs) {
+        std::vector<dedup_internal::DocumentPair> documents;
+        documents.reserve(pairs.size());
+        for (const auto& [a, b] : pairs) documents.push_back({a, b});
+        return dedup_internal::ExactJaccards(files, table, settings, documents,
+                                             static_cast<size_t>(settings.memory_limit / 16));
+      };
   auto clusters = shard_pairs == nullptr
-                      ? dedup_internal::JoinAndCluster(settings, &grouping, report)
+                      ? dedup_internal::JoinAndCluster(settings, exact, &grouping, report)
                       : dedup_internal::ClusterShardPairs(*shard_pairs, table, grouping, report);
   if (!clusters.ok()) return clusters.status();
   AddStage("join", start, 0, report);
@@ -387,8 +467,8 @@ void FinishReport(const DocumentTable& table, const JobSettings& settings, Clock
 Result<DedupReport> RunPasses(const JobSettings& settings,
                               const std::vector<std::string>& index_warnings,
                               Clock::time_point start, Outputs* outputs, ProgressTicker* progress) {
-  ScratchDir scratch;
-  if (scratch.path().empty()) return Status::IOError("cannot create a temporary folder");
+  ScratchDir scratch(settings.options.tmp_dir);
+  if (scratch.path().empty()) return scratch.Error();
   progress->Stage("read");
   auto files = dedup_internal::ExpandInputs(settings.options, scratch.path() + "/stdin");
   if (!files.ok()) return files.status();
@@ -401,7 +481,7 @@ Result<DedupReport> RunPasses(const JobSettings& settings,
   NEARDUP_RETURN_IF_ERROR(outputs->set.OpenAll());
   std::vector<OrdinalPair> shard_pairs;
   Result<PassOne> pass = settings.options.merge_parts.empty()
-                             ? ReadAndSign(*files, settings, progress, &report)
+                             ? ReadAndSign(*files, settings, scratch.path(), progress, &report)
                              : ReadParts(*files, settings, &shard_pairs, &report);
   if (!pass.ok()) return pass.status();
   const DocumentTable& table = pass->table;
@@ -418,8 +498,8 @@ Result<DedupReport> RunPasses(const JobSettings& settings,
     return report;
   }
   auto kept =
-      DecideAndWrite(std::move(pass->signatures), table, settings, *outputs, progress, &report,
-                     settings.options.merge_parts.empty() ? nullptr : &shard_pairs);
+      DecideAndWrite(std::move(pass->signatures), table, *files, settings, *outputs, progress,
+                     &report, settings.options.merge_parts.empty() ? nullptr : &shard_pairs);
   if (!kept.ok()) return kept.status();
   NEARDUP_RETURN_IF_ERROR(
       CopyKept(*files, table, *kept, settings, outputs->kept, progress, &report));
@@ -447,7 +527,9 @@ Result<DedupReport> RunDedup(const DedupOptions& options) {
   if (!method.ok()) return method.status();
   auto signer = DocumentSigner::Create(*method);
   if (!signer.ok()) return signer.status();
-  const JobSettings settings{options, std::move(*method), **signer, threads};
+  const uint64_t memory_limit =
+      options.memory_limit > 0 ? options.memory_limit : DefaultMemoryLimit();
+  const JobSettings settings{options, std::move(*method), **signer, threads, memory_limit};
   return RunPasses(settings, index_warnings, start, &outputs, &progress);
 }
 
@@ -468,14 +550,7 @@ Result<InputFormat> ParseInputFormat(std::string_view name) {
                                  "' (expected auto, plain or jsonl)");
 }
 
-std::vector<std::string> DedupReport::RunDependentFields() const {
-  std::vector<std::string> fields = {"stages", "seconds"};
-  if (!pairs_complete) {
-    fields.push_back("pairs");
-    fields.push_back("candidates");
-  }
-  return fields;
-}
+std::vector<std::string> DedupReport::RunDependentFields() const { return {"stages", "seconds"}; }
 
 std::string DedupReport::ToJson() const {
   std::string out = "{";
@@ -495,6 +570,10 @@ std::string DedupReport::ToJson() const {
   field("pairs", std::to_string(pairs));
   field("pairs_complete", pairs_complete ? "true" : "false");
   field("candidates", std::to_string(candidates));
+  field("boundary_pairs", std::to_string(boundary_pairs));
+  field("boundary_accepted", std::to_string(boundary_accepted));
+  field("boundary_left", std::to_string(boundary_left));
+  field("spill_bytes", std::to_string(spill_bytes));
   field("skipped", std::to_string(skipped));
   field("empty_documents", std::to_string(empty_documents));
   field("empty_documents_kept", empty_dropped ? "false" : "true");

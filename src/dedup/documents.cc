@@ -10,7 +10,9 @@
 #include <mutex>
 #include <thread>
 
+#include "dedup/spill.h"
 #include "neardup/input.h"
+#include "neardup/simhash.h"
 
 namespace neardup::dedup_internal {
 namespace {
@@ -28,6 +30,7 @@ struct Line {
 
 struct Result1 {
   uint64_t fingerprint = 0;
+  uint64_t signature_hash = 0;  // when the signatures are spilled
   uint32_t length = 0;
   double priority = 0;
   bool has_id = false;
@@ -176,7 +179,7 @@ void ReadAll(const std::vector<InputFile>& files, uint64_t max_line_bytes,
 }
 
 void Work(const std::vector<InputFile>& files, const DedupOptions& options,
-          const DocumentSigner& signer, Pipeline* pipeline) {
+          const DocumentSigner& signer, bool hash_signatures, Pipeline* pipeline) {
   DocumentSigner::Session session(signer);
   const std::string number_field =
       options.keep == KeepRule::kPriority ? options.priority_field : "";
@@ -220,13 +223,27 @@ void Work(const std::vector<InputFile>& files, const DedupOptions& options,
           text, SignatureSlot{&r.fingerprint, &r.empty,
                               std::span(batch->sketches).subspan(i * sketch_bytes, sketch_bytes),
                               std::span(batch->band_keys).subspan(i * bands, bands)});
-      if (!signed_ok.ok()) r.error = signed_ok.message();
+      if (!signed_ok.ok()) {
+        r.error = signed_ok.message();
+      } else if (hash_signatures) {
+        r.signature_hash = SignatureHash(
+            r.fingerprint, std::span(batch->sketches).subspan(i * sketch_bytes, sketch_bytes),
+            std::span(batch->band_keys).subspan(i * bands, bands));
+      }
     }
     pipeline->Done(std::move(batch));
   }
 }
 
 }  // namespace
+
+uint64_t SignatureHash(uint64_t fingerprint, std::span<const uint8_t> sketch,
+                       std::span<const uint32_t> band_keys) {
+  const std::string_view sketch_bytes(reinterpret_cast<const char*>(sketch.data()), sketch.size());
+  const std::string_view key_bytes(reinterpret_cast<const char*>(band_keys.data()),
+                                   band_keys.size() * sizeof(uint32_t));
+  return HashFeature(sketch_bytes) ^ (HashFeature(key_bytes) * 0x9E3779B97F4A7C15ULL) ^ fingerprint;
+}
 
 int ShardOfLine(uint32_t file, uint64_t line, int shard_count) {
   // The line's place (file, line number) mixed, so that every shard gets a share of every file.
@@ -318,7 +335,7 @@ std::string DocumentTable::Location(size_t d) const {
 Status ReadDocuments(const std::vector<InputFile>& files, const DedupOptions& options,
                      const DocumentSigner& signer, int threads,
                      std::atomic<uint64_t>* documents_done, std::atomic<uint64_t>* bytes_read,
-                     DocumentTable* table, Signatures* signatures) {
+                     DocumentTable* table, Signatures* signatures, uint64_t memory_limit) {
   Pipeline pipeline(static_cast<size_t>(2 * threads + 2));
   uint64_t total_bytes = 0;
   for (const auto& file : files) total_bytes += file.size;
@@ -326,7 +343,8 @@ Status ReadDocuments(const std::vector<InputFile>& files, const DedupOptions& op
   std::thread reader([&] { ReadAll(files, options.max_line_bytes, bytes_read, &pipeline); });
   std::vector<std::thread> workers;
   for (int t = 0; t < threads; ++t) {
-    workers.emplace_back([&] { Work(files, options, signer, &pipeline); });
+    workers.emplace_back(
+        [&] { Work(files, options, signer, signatures->spill != nullptr, &pipeline); });
   }
   const bool want_lengths =
       options.keep == KeepRule::kLongest || options.keep == KeepRule::kShortest;
@@ -357,8 +375,12 @@ Status ReadDocuments(const std::vector<InputFile>& files, const DedupOptions& op
       const auto expected = static_cast<size_t>(std::min(estimate, 4.3e9)) + 4096;
       signatures->fingerprints.reserve(expected);
       table->ReserveIds(expected);
-      signatures->sketches.reserve(expected * signer.sketch_bytes());
-      signatures->band_keys.reserve(expected * signer.bands());
+      if (signatures->spill != nullptr) {
+        signatures->signature_hashes.reserve(expected);
+      } else {
+        signatures->sketches.reserve(expected * signer.sketch_bytes());
+        signatures->band_keys.reserve(expected * signer.bands());
+      }
     }
     for (size_t i = 0; i < batch->lines.size() && status.ok(); ++i) {
       const Line& line = batch->lines[i];
@@ -390,7 +412,12 @@ Status ReadDocuments(const std::vector<InputFile>& files, const DedupOptions& op
       if (r.empty) table->empty_documents.push_back(static_cast<uint32_t>(table->documents));
       signatures->fingerprints.push_back(r.fingerprint);
       ++table->documents;
-      if (signer.sketcher() != nullptr) {
+      if (signatures->spill != nullptr) {
+        const size_t bytes = signer.sketch_bytes(), bands = signer.bands();
+        status =
+            signatures->spill->Append(&batch->sketches[i * bytes], &batch->band_keys[i * bands]);
+        signatures->signature_hashes.push_back(r.signature_hash);
+      } else if (signer.sketcher() != nullptr) {
         const size_t bytes = signer.sketch_bytes(), bands = signer.bands();
         signatures->sketches.insert(
             signatures->sketches.end(),
@@ -408,6 +435,16 @@ Status ReadDocuments(const std::vector<InputFile>& files, const DedupOptions& op
       table->AddId(r.has_id ? &r.id : nullptr);
     }
     documents_done->store(table->documents, std::memory_order_relaxed);
+    const uint64_t held = signatures->sketches.size() + signatures->band_keys.size() * 4 +
+                          signatures->fingerprints.size() * 8;
+    if (status.ok() && memory_limit > 0 && held > memory_limit) {
+      status = Status::ResourceExhausted(
+          "the signatures of " + std::to_string(table->documents) + " documents take " +
+          std::to_string(held >> 20) + " MB, over the memory limit of " +
+          std::to_string(memory_limit >> 20) +
+          " MB: every pair, a saved index and --against keep them in memory (--memory raises "
+          "the limit; without those options the signatures go to temporary files)");
+    }
   }
   pipeline.Stop();
   while (table->file_starts.size() < files.size()) table->file_starts.push_back(table->lines);

@@ -6,11 +6,13 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
+#include "dedup/spill.h"
 #include "neardup/dedup.h"
 #include "neardup/method.h"
 #include "neardup/status.h"
@@ -43,9 +45,21 @@ std::vector<std::string> InputWarnings(const std::vector<InputFile>& files,
 // place.
 struct Signatures {
   std::vector<uint64_t> fingerprints;  // one per document
-  std::vector<uint8_t> sketches;       // kAccurate: sketch_bytes() per document
-  std::vector<uint32_t> band_keys;     // kAccurate: bands per document
+  std::vector<uint8_t> sketches;       // kAccurate in memory: sketch_bytes() per document
+  std::vector<uint32_t> band_keys;     // kAccurate in memory: bands per document
+  // kAccurate on disk (dedup/spill.h): when set, pass 1 appends the sketches and band keys there
+  // instead of the two arrays above, and records each document's SignatureHash here.
+  SpillWriter* spill = nullptr;
+  std::vector<uint64_t> signature_hashes;
+  // Set once pass 1 has finished writing them: the files read back.
+  const SketchFile* sketch_file = nullptr;
+  const BandKeyFiles* band_files = nullptr;
 };
+
+// A hash of a document's whole signature (fingerprint, sketch and band keys): equal signatures
+// have equal hashes.
+uint64_t SignatureHash(uint64_t fingerprint, std::span<const uint8_t> sketch,
+                       std::span<const uint32_t> band_keys);
 
 // What pass 1 keeps per document besides its signature: its id and what the keep rule needs. Never
 // the text. Documents without an id field are named by their line ("12", or "path:12" with several
@@ -120,11 +134,12 @@ int ShardOfLine(uint32_t file, uint64_t line, int shard_count);
 // without features get fingerprint 0 and an all-zero sketch and are listed in
 // table->empty_documents, or fail the call (EmptyPolicy::kFail). While it runs, *documents_done
 // counts the documents appended and *bytes_read is the reader's position in the input bytes (for a
-// progress display on another thread).
+// progress display on another thread). memory_limit > 0: ResourceExhausted, naming --memory, once
+// the signatures held in memory (not spilled) exceed it.
 Status ReadDocuments(const std::vector<InputFile>& files, const DedupOptions& options,
                      const DocumentSigner& signer, int threads,
                      std::atomic<uint64_t>* documents_done, std::atomic<uint64_t>* bytes_read,
-                     DocumentTable* table, Signatures* signatures);
+                     DocumentTable* table, Signatures* signatures, uint64_t memory_limit = 0);
 
 }  // namespace neardup::dedup_internal
 

@@ -6,12 +6,9 @@
 namespace neardup::dedup_internal {
 namespace {
 
-uint64_t SignatureHash(const Signatures& t, size_t d, size_t bytes, size_t bands) {
-  const std::string_view sketch(reinterpret_cast<const char*>(t.sketches.data() + d * bytes),
-                                bytes);
-  const std::string_view keys(reinterpret_cast<const char*>(t.band_keys.data() + d * bands),
-                              bands * sizeof(uint32_t));
-  return HashFeature(sketch) ^ (HashFeature(keys) * 0x9E3779B97F4A7C15ULL) ^ t.fingerprints[d];
+uint64_t HashOf(const Signatures& t, size_t d, size_t bytes, size_t bands) {
+  return SignatureHash(t.fingerprints[d], std::span(t.sketches).subspan(d * bytes, bytes),
+                       std::span(t.band_keys).subspan(d * bands, bands));
 }
 
 bool SameSignature(const Signatures& t, size_t a, size_t b, size_t bytes, size_t bands) {
@@ -34,7 +31,7 @@ SignatureGroups GroupIdenticalSignatures(const std::vector<uint32_t>& left_out, 
       ++next_left_out;
       continue;
     }
-    order.emplace_back(SignatureHash(*signatures, d, sketch_bytes, bands), d);
+    order.emplace_back(HashOf(*signatures, d, sketch_bytes, bands), d);
   }
   std::sort(order.begin(), order.end());
   // Provisional groups in hash order: a document joins the group of the run's first document when

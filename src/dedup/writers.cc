@@ -7,10 +7,10 @@
 #include <span>
 #include <string>
 
+#include "dedup/document_lines.h"
 #include "neardup/format.h"
 #include "neardup/index.h"
 #include "neardup/index_file.h"
-#include "neardup/input.h"
 
 namespace neardup::dedup_internal {
 namespace {
@@ -96,51 +96,6 @@ void AppendSignature(const Grouping& grouping, uint32_t d, SignatureSet* signatu
                                keys + static_cast<std::ptrdiff_t>(signatures->bands));
 }
 
-// Where pass 2 is in the inputs.
-struct KeptCopy {
-  uint64_t ordinal = 0;   // input lines read, skipped ones included
-  uint64_t document = 0;  // documents read
-  uint64_t bytes = 0;     // bytes of the documents read
-  size_t next_bad = 0;    // into table.bad_lines
-};
-
-// Copies the kept lines of one input file to *out.
-Status CopyKeptLines(const InputFile& file, const DocumentTable& table,
-                     const std::vector<bool>& kept, const JobSettings& settings,
-                     std::atomic<uint64_t>* documents_done, std::atomic<uint64_t>* bytes_read,
-                     KeptCopy* at, OutputFile* out) {
-  auto reader = LineReader::Open(file.read_path);
-  if (!reader.ok()) return reader.status();
-  std::string scratch;
-  std::string_view raw;
-  while (true) {
-    auto more = (*reader)->ReadRawLine(&raw, &scratch, settings.options.max_line_bytes);
-    if (!more.ok() && more.status().code() != Status::Code::kResourceExhausted)
-      return more.status();
-    if (more.ok() && !*more) break;
-    const uint64_t this_line = at->ordinal++;
-    if (at->next_bad < table.bad_lines.size() && table.bad_lines[at->next_bad] == this_line) {
-      ++at->next_bad;
-      continue;
-    }
-    if (!more.ok()) return Status::Internal(file.name + ": input changed during the job");
-    at->bytes += raw.size();
-    const auto d = static_cast<uint32_t>(at->document++);
-    if (d >= table.size()) return Status::Internal(file.name + ": input changed during the job");
-    if (kept[d]) {
-      out->Write(raw);
-      if (raw.empty() || raw.back() != '\n') out->Write("\n");  // the last line of a file
-    }
-    bytes_read->store(at->bytes, std::memory_order_relaxed);
-    if ((at->document & 0xFFFF) == 0) {
-      NEARDUP_RETURN_IF_ERROR(settings.Cancelled());
-      NEARDUP_RETURN_IF_ERROR(out->status());
-      documents_done->store(at->document, std::memory_order_relaxed);
-    }
-  }
-  return Status::OK();
-}
-
 }  // namespace
 
 Status WriteDuplicates(const DocumentTable& table, const IndexMatches& index_matches,
@@ -199,7 +154,8 @@ Status WriteClusters(const DocumentTable& table, const Grouping& grouping, const
 }
 
 Status WritePairs(const DocumentTable& table, const Grouping& grouping,
-                  const std::vector<Pair>& pairs, const JobSettings& settings, OutputFile* out) {
+                  const std::vector<Pair>& pairs, const std::vector<float>& jaccards,
+                  const JobSettings& settings, OutputFile* out) {
   if (out == nullptr) return Status::OK();
   // The score column: the Hamming distance (kSimhash) or the estimated Jaccard (kAccurate).
   auto write = [&](uint32_t a, uint32_t b, int distance, double jaccard) {
@@ -224,9 +180,13 @@ Status WritePairs(const DocumentTable& table, const Grouping& grouping,
       }
     }
   }
-  for (const Pair& p : pairs) {
-    const double jaccard =
-        settings.accurate() ? grouping.Jaccard(*settings.signer.sketcher(), p.first, p.second) : 0;
+  for (size_t k = 0; k < pairs.size(); ++k) {
+    const Pair& p = pairs[k];
+    // A merge's pairs come without theirs: the sketches' estimate.
+    const double jaccard = k < jaccards.size() ? jaccards[k]
+                           : settings.accurate()
+                               ? grouping.Jaccard(*settings.signer.sketcher(), p.first, p.second)
+                               : 0;
     for (uint32_t i = starts[p.first]; i < starts[p.first + 1]; ++i) {
       for (uint32_t j = starts[p.second]; j < starts[p.second + 1]; ++j) {
         NEARDUP_RETURN_IF_ERROR(write(m.members[i], m.members[j], p.distance, jaccard));
@@ -274,12 +234,23 @@ Status WriteKept(const std::vector<InputFile>& files, const DocumentTable& table
                  const std::vector<bool>& kept, const JobSettings& settings,
                  std::atomic<uint64_t>* documents_done, std::atomic<uint64_t>* bytes_read,
                  OutputFile* out) {
-  KeptCopy at;
-  for (const InputFile& file : files) {
-    NEARDUP_RETURN_IF_ERROR(
-        CopyKeptLines(file, table, kept, settings, documents_done, bytes_read, &at, out));
+  DocumentLines lines(files, table, settings.options.max_line_bytes);
+  DocumentLine line;
+  while (true) {
+    auto more = lines.Next(&line);
+    if (!more.ok()) return more.status();
+    if (!*more) break;
+    if (kept[line.document]) {
+      out->Write(line.raw);
+      if (line.raw.empty() || line.raw.back() != '\n') out->Write("\n");  // a file's last line
+    }
+    bytes_read->store(lines.document_bytes(), std::memory_order_relaxed);
+    if ((lines.documents() & 0xFFFF) == 0) {
+      NEARDUP_RETURN_IF_ERROR(settings.Cancelled());
+      NEARDUP_RETURN_IF_ERROR(out->status());
+      documents_done->store(lines.documents(), std::memory_order_relaxed);
+    }
   }
-  if (at.document != table.size()) return Status::Internal("inputs changed during the job");
   return Status::OK();
 }
 

@@ -32,10 +32,12 @@ Status WriteClusters(const DocumentTable& table, const Grouping& grouping, const
                      const Selection& selection, OutputFile* out);
 
 // Writes a line per near-duplicate pair of documents to *out: the two ids (the earlier first) and
-// their distance (kSimhash) or estimated Jaccard (kAccurate). The pairs within a group come first,
-// group by group, then those of `pairs` in order. Errors of the output, or Cancelled.
+// their distance (kSimhash) or Jaccard (kAccurate: jaccards[i] for pairs[i], the value that decided
+// it). The pairs within a group come first, group by group, then those of `pairs` in order. Errors
+// of the output, or Cancelled.
 Status WritePairs(const DocumentTable& table, const Grouping& grouping,
-                  const std::vector<Pair>& pairs, const JobSettings& settings, OutputFile* out);
+                  const std::vector<Pair>& pairs, const std::vector<float>& jaccards,
+                  const JobSettings& settings, OutputFile* out);
 
 // Saves to *index_out an index of the kept documents with features, numbered 0, 1, 2... in input
 // order (the accurate method's signatures, or the SimHash method's fingerprints in permuted

@@ -16,21 +16,12 @@ class DistinctHashSet {
  public:
   DistinctHashSet() : slots_(kInitialSlots, 0) {}
 
-  // Starts a new document. A table grown past kKeptSlots by a long document is given back; a table
-  // mostly empty (a short document after a long one) is cleared slot by slot, not all over.
+  // Starts a new document. A table grown by a long document is given back unless the document
+  // filled an eighth of it: a short document after a long one is faster in a table that stays in
+  // the L1 cache.
   void Clear() {
-    if (slots_.size() > kKeptSlots) {
+    if (slots_.size() > kInitialSlots && 8 * hashes_.size() < slots_.size()) {
       std::vector<uint64_t>(kInitialSlots, 0).swap(slots_);
-    } else if (8 * hashes_.size() < slots_.size()) {
-      const size_t mask = slots_.size() - 1;
-      for (uint64_t hash : hashes_) {
-        if (hash == 0) continue;
-        // Every hash is still in the table, so the probe ends at it (skipping slots already
-        // cleared).
-        size_t i = hash & mask;
-        while (slots_[i] != hash) i = (i + 1) & mask;
-        slots_[i] = 0;
-      }
     } else {
       std::fill(slots_.begin(), slots_.end(), 0);
     }
@@ -40,29 +31,48 @@ class DistinctHashSet {
 
   // Adds `hash`; returns true when it was not in the set yet.
   bool Insert(uint64_t hash) {
-    if (hash == 0) {  // 0 marks an empty slot, so the hash 0 is kept aside
-      if (has_zero_) return false;
-      has_zero_ = true;
-      hashes_.push_back(0);
-      return true;
-    }
     if (2 * (hashes_.size() + 1) > slots_.size()) Grow();
+    if (!Place(hash, slots_.size() - 1)) return false;
+    hashes_.push_back(hash);
+    return true;
+  }
+
+  // Inserts the hashes in order.
+  void InsertAll(std::span<const uint64_t> hashes) {
+    size_t size = hashes_.size();
+    while (2 * (size + hashes.size()) > slots_.size()) Grow();
+    hashes_.resize(size + hashes.size());
+    uint64_t* out = hashes_.data();
     const size_t mask = slots_.size() - 1;
-    for (size_t i = hash & mask;; i = (i + 1) & mask) {
-      if (slots_[i] == hash) return false;
-      if (slots_[i] == 0) {
-        slots_[i] = hash;
-        hashes_.push_back(hash);
-        return true;
-      }
+    // Each hash is written at the end of the list, which grows only when the hash was new: no
+    // branch on that.
+    for (uint64_t hash : hashes) {
+      out[size] = hash;
+      size += Place(hash, mask);
     }
+    hashes_.resize(size);
   }
 
   std::span<const uint64_t> hashes() const { return hashes_; }
 
  private:
-  static constexpr size_t kInitialSlots = 1024;
-  static constexpr size_t kKeptSlots = size_t{1} << 16;
+  static constexpr size_t kInitialSlots = 2048;
+
+  // Puts `hash` in the table unless it is there; returns whether it was new. The table must have a
+  // free slot. The search stops at the hash or at a free slot, and the hash is written there either
+  // way (over itself when it was present), so only a collision costs a branch.
+  bool Place(uint64_t hash, size_t mask) {
+    if (hash == 0) {  // 0 marks an empty slot, so the hash 0 is kept aside
+      const bool added = !has_zero_;
+      has_zero_ = true;
+      return added;
+    }
+    size_t i = hash & mask;
+    while (slots_[i] != 0 && slots_[i] != hash) i = (i + 1) & mask;
+    const bool added = slots_[i] == 0;
+    slots_[i] = hash;
+    return added;
+  }
 
   void Grow() {
     std::vector<uint64_t> bigger(slots_.size() * 2, 0);

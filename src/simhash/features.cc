@@ -17,14 +17,6 @@ uint64_t HashFeature(std::string_view feature) {
 }
 
 namespace simhash_internal {
-namespace {
-
-// Length of the UTF-8 sequence whose lead byte is c (text here is already checked).
-inline size_t SequenceLength(unsigned char c) {
-  return c < 0x80 ? 1 : c < 0xE0 ? 2 : c < 0xF0 ? 3 : 4;
-}
-
-}  // namespace
 
 void FeatureSink::Reset() {
   unit_pending_ = weighted_pending_ = 0;
@@ -37,19 +29,22 @@ void FeatureSink::Reset() {
 
 void FeatureSink::Add(std::string_view feature, double weight) {
   const uint64_t hash = HashFeature(feature);
-  if (distinct_) {
-    if (!distinct_set_.Insert(hash)) return;
-    weight = 1.0;
-  }
-  if (record_) recorded_[std::string(feature)] += weight;
-  if (weight == 1.0) {
-    unit_hashes_[unit_pending_++] = hash;
-    if (unit_pending_ == kBatch) FlushUnit();
-  } else {
-    weighted_hashes_[weighted_pending_] = hash;
-    weights_[weighted_pending_++] = weight;
-    if (weighted_pending_ == kBatch) FlushWeighted();
-  }
+  // Distinct features all weigh 1.
+  if (distinct_ || weight == 1.0) return AddHashed(feature, hash);
+  if (record_) Record(feature, weight);
+  weighted_hashes_[weighted_pending_] = hash;
+  weights_[weighted_pending_++] = weight;
+  if (weighted_pending_ == kBatch) FlushWeighted();
+}
+
+void FeatureSink::AddUnitHashes(std::span<const uint64_t> hashes) {
+  if (distinct_) return distinct_set_.InsertAll(hashes);
+  FoldUnit(hashes.data(), hashes.size(), ones_.data());
+  unit_total_ += hashes.size();
+}
+
+void FeatureSink::Record(std::string_view feature, double weight) {
+  recorded_[std::string(feature)] += weight;
 }
 
 void FeatureSink::FlushUnit() {
@@ -67,12 +62,20 @@ void FeatureSink::FlushWeighted() {
 uint64_t FeatureSink::Finish(uint64_t* count) {
   FlushUnit();
   FlushWeighted();
-  *count = unit_total_ + weighted_total_;
+  // Distinct hashes are folded here, all at once (into copies: Finish may be called again).
+  std::array<uint64_t, 64> ones = ones_;
+  uint64_t unit_total = unit_total_;
+  if (distinct_) {
+    const std::span<const uint64_t> distinct = distinct_set_.hashes();
+    FoldUnit(distinct.data(), distinct.size(), ones.data());
+    unit_total += distinct.size();
+  }
+  *count = unit_total + weighted_total_;
   uint64_t fingerprint = 0;
   for (int j = 0; j < 64; ++j) {
     // Unit weights: S_j = ones - (total - ones), exact in integers. A document that mixes unit and
     // other weights adds the two parts.
-    const auto unit_sum = static_cast<int64_t>(2 * ones_[j]) - static_cast<int64_t>(unit_total_);
+    const auto unit_sum = static_cast<int64_t>(2 * ones[j]) - static_cast<int64_t>(unit_total);
     const double sum = weighted_total_ == 0 ? static_cast<double>(unit_sum)
                                             : sums_[j] + static_cast<double>(unit_sum);
     if (sum > 0) fingerprint |= uint64_t{1} << j;
@@ -111,11 +114,13 @@ FeatureGenerator::FeatureGenerator(const FingerprintOptions& options)
       language_(options.language),
       unit_(options.shingle_unit),
       window_(static_cast<size_t>(std::max(1, options.shingle_size)),
-              options.shingle_unit == ShingleUnit::kWord) {}
+              options.shingle_unit == ShingleUnit::kWord),
+      char_shingles_(static_cast<size_t>(std::max(1, options.shingle_size))) {}
 
 void FeatureGenerator::Reset() {
   status_ = Status::OK();
   window_.Reset();
+  char_shingles_.Reset();
   tokens_seen_ = false;
 }
 
@@ -143,7 +148,7 @@ void FeatureGenerator::AddToken(const Token& token, FeatureSink* sink) {
     // No segmentation: every character is a word (occurrence weight in terms, like other words).
     for (size_t i = 0; i < text.size();) {
       const std::string_view character =
-          text.substr(i, SequenceLength(static_cast<unsigned char>(text[i])));
+          text.substr(i, text_internal::Utf8SequenceLength(static_cast<unsigned char>(text[i])));
       if (mode_ == FeatureMode::kTerms) {
         sink->Add(character);
       } else if (window_.Push(character)) {
@@ -173,21 +178,16 @@ void FeatureGenerator::AddToken(const Token& token, FeatureSink* sink) {
     }
   } else {
     // Character shingles take every code point, with one space between tokens.
-    if (tokens_seen_ && window_.Push(" ")) sink->Add(window_.Shingle());
-    for (size_t i = 0; i < text.size();) {
-      const size_t len = SequenceLength(static_cast<unsigned char>(text[i]));
-      if (window_.Push(text.substr(i, len))) sink->Add(window_.Shingle());
-      i += len;
-    }
+    char_shingles_.AddToken(text, sink);
   }
   tokens_seen_ = true;
 }
 
 void FeatureGenerator::Finish(FeatureSink* sink) {
+  if (mode_ != FeatureMode::kShingles) return;
+  if (unit_ == ShingleUnit::kChar) return char_shingles_.Finish(sink);
   // Fewer units than the shingle length: the whole text is one feature.
-  if (mode_ == FeatureMode::kShingles && window_.seen() > 0 && !window_.full()) {
-    sink->Add(window_.Shingle());
-  }
+  if (window_.seen() > 0 && !window_.full()) sink->Add(window_.Shingle());
 }
 
 }  // namespace simhash_internal

@@ -14,6 +14,7 @@
 #include "neardup/simhash.h"
 #include "neardup/text.h"
 #include "segment/cut_engine.h"
+#include "simhash/char_shingles.h"
 #include "simhash/distinct_set.h"
 
 namespace neardup::simhash_internal {
@@ -34,6 +35,24 @@ class FeatureSink {
   // double precision in feature order.
   void Add(std::string_view feature, double weight = 1.0);
 
+  // One occurrence of a feature of weight 1 whose hash is known: HashFeature(feature).
+  void AddHashed(std::string_view feature, uint64_t hash) {
+    if (distinct_) {
+      // The distinct hashes are folded once, by Finish().
+      if (distinct_set_.Insert(hash) && record_) Record(feature, 1.0);
+      return;
+    }
+    if (record_) Record(feature, 1.0);
+    unit_hashes_[unit_pending_++] = hash;
+    if (unit_pending_ == kBatch) FlushUnit();
+  }
+
+  // Occurrences of features of weight 1 given by their hashes only, in order. Not when recording
+  // (records() is true): use AddHashed, which has the texts.
+  void AddUnitHashes(std::span<const uint64_t> hashes);
+
+  bool records() const { return record_; }
+
   // The fingerprint of everything added since Reset(). *count receives the number of occurrences.
   uint64_t Finish(uint64_t* count);
 
@@ -47,6 +66,7 @@ class FeatureSink {
   static constexpr size_t kBatch = 256;
   void FlushUnit();
   void FlushWeighted();
+  void Record(std::string_view feature, double weight);
 
   const bool record_;
   const bool distinct_;
@@ -121,6 +141,13 @@ class FeatureGenerator {
   // Not OK when the dictionaries could not be loaded; the document's features are then incomplete.
   const Status& status() const { return status_; }
 
+  // In the character shingles mode, where tokens may go directly instead of AddToken (the same,
+  // without the call and the checks of the mode); null in the other modes.
+  CharShingles* char_shingles() {
+    return mode_ == FeatureMode::kShingles && unit_ == ShingleUnit::kChar ? &char_shingles_
+                                                                          : nullptr;
+  }
+
  private:
   // Calls on_word(word, trie node) for each jieba word of a CJK run; false if there is no model.
   template <typename OnWord>
@@ -133,7 +160,8 @@ class FeatureGenerator {
   const FeatureMode mode_;
   const Language language_;
   const ShingleUnit unit_;
-  UnitWindow window_;
+  UnitWindow window_;           // word shingles
+  CharShingles char_shingles_;  // character shingles
   bool tokens_seen_ = false;
 };
 

@@ -9,10 +9,12 @@
 #include "simhash/kernels.h"
 #include "text/normalizer.h"
 #include "text/tokenizer.h"
+#include "text/utf8.h"
 
 namespace neardup {
 namespace {
 
+using simhash_internal::CharShingles;
 using simhash_internal::FeatureGenerator;
 using simhash_internal::FeatureSink;
 
@@ -106,6 +108,10 @@ class BuilderImpl final : public FingerprintBuilder {
   // Folds the normalised text appended from `from` on (Traditional to Simplified).
   void FoldFrom(size_t from) {
     if (folding_ == nullptr || from >= normalized_.size()) return;
+    // ASCII folds to itself: the text is copied through the folding from its first other byte on.
+    const auto* begin = reinterpret_cast<const unsigned char*>(normalized_.data());
+    from += text_internal::AsciiPrefixLength(begin + from, begin + normalized_.size());
+    if (from == normalized_.size()) return;
     folded_.clear();
     folding_->FoldUtf8(std::string_view(normalized_).substr(from), &folded_);
     normalized_.resize(from);
@@ -118,8 +124,16 @@ class BuilderImpl final : public FingerprintBuilder {
       normalized_.clear();
       return status;
     }
-    const size_t used = text_internal::TokenizeSome(
-        normalized_, final, [this](const Token& token) { generator_.AddToken(token, &sink_); });
+    CharShingles* char_shingles = generator_.char_shingles();
+    const size_t used =
+        char_shingles != nullptr
+            ? text_internal::TokenizeSome(normalized_, final,
+                                          [this, char_shingles](const Token& token) {
+                                            char_shingles->AddToken(token.text, &sink_);
+                                          })
+            : text_internal::TokenizeSome(normalized_, final, [this](const Token& token) {
+                generator_.AddToken(token, &sink_);
+              });
     normalized_.erase(0, used);
     return generator_.status();
   }

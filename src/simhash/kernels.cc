@@ -75,7 +75,52 @@ void HammingMasksPortable(const uint64_t* codes, size_t n, uint64_t query, int k
   }
 }
 
+void HashSlices4To8Portable(const char* text, size_t count, size_t length, uint64_t* hashes) {
+  for (size_t j = 0; j < count; ++j) hashes[j] = Xxh3Of4To8(text + j, length);
+}
+
 #if NEARDUP_X86
+
+// GCC 12 reports its own AVX-512 intrinsics' internal undefined values as maybe-uninitialized
+// (GCC bug 105593): silenced for this function only, as in src/sketch/kernels.cc.
+#pragma GCC diagnostic push
+#if !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+// Eight slices per step. Every 128-bit lane holds the same 16 bytes text[j, j + 16), so one byte
+// shuffle (within lanes) gives each 64-bit lane k its key input: the 4 bytes at k + length - 4 low,
+// the 4 bytes at k high.
+__attribute__((target("avx512f,avx512bw,avx512dq"))) void HashSlices4To8Avx512(const char* text,
+                                                                               size_t count,
+                                                                               size_t length,
+                                                                               uint64_t* hashes) {
+  alignas(64) int8_t control[64];
+  for (int k = 0; k < 8; ++k) {
+    for (int b = 0; b < 4; ++b) {
+      control[8 * k + b] = static_cast<int8_t>(static_cast<size_t>(k + b) + length - 4);
+      control[8 * k + 4 + b] = static_cast<int8_t>(k + b);
+    }
+  }
+  const __m512i shuffle = _mm512_load_si512(control);
+  const __m512i bitflip = _mm512_set1_epi64(static_cast<long long>(kXxh3Bitflip4To8));
+  const __m512i prime = _mm512_set1_epi64(static_cast<long long>(kXxh3Prime4To8));
+  const __m512i bytes = _mm512_set1_epi64(static_cast<long long>(length));
+  const size_t input = count + length - 1;  // bytes read by the scalar loop
+  size_t j = 0;
+  for (; j + 8 <= count && j + 16 <= input; j += 8) {
+    const __m512i window =
+        _mm512_broadcast_i32x4(_mm_loadu_si128(reinterpret_cast<const __m128i*>(text + j)));
+    __m512i h = _mm512_xor_si512(_mm512_shuffle_epi8(window, shuffle), bitflip);
+    h = _mm512_xor_si512(h, _mm512_xor_si512(_mm512_rol_epi64(h, 49), _mm512_rol_epi64(h, 24)));
+    h = _mm512_mullo_epi64(h, prime);
+    h = _mm512_xor_si512(h, _mm512_add_epi64(_mm512_srli_epi64(h, 35), bytes));
+    h = _mm512_mullo_epi64(h, prime);
+    h = _mm512_xor_si512(h, _mm512_srli_epi64(h, 28));
+    _mm512_storeu_si512(hashes + j, h);
+  }
+  HashSlices4To8Portable(text + j, count - j, length, hashes + j);
+}
+#pragma GCC diagnostic pop
 
 // Byte counters overflow after 255 additions: flush them into the 64-bit totals before that.
 constexpr size_t kByteCounterBlock = 255;
@@ -220,6 +265,15 @@ __attribute__((target("avx512f,avx512vpopcntdq"))) void HammingMasksAvx512(const
 #endif  // NEARDUP_X86
 
 }  // namespace
+
+void HashSlices4To8(const char* text, size_t count, size_t length, uint64_t* hashes) {
+#if NEARDUP_X86
+  // AVX2 has no 64-bit multiply: its level takes the scalar loop (two multiplies a hash).
+  if (ActiveSimdLevel() == SimdLevel::kAvx512)
+    return HashSlices4To8Avx512(text, count, length, hashes);
+#endif
+  HashSlices4To8Portable(text, count, length, hashes);
+}
 
 void FoldUnit(const uint64_t* hashes, size_t n, uint64_t ones[64]) {
 #if NEARDUP_X86

@@ -293,6 +293,39 @@ TEST(ExplainTest, NamesTheDifference) {
   EXPECT_EQ(e->top_a[0].hash, HashFeature("alpha"));
 }
 
+// The inline XXH3 of 4 to 8 bytes and the hashes of all slices of a text, on every SIMD level,
+// equal xxHash's own XXH3_64bits (the feature hash of doc/fingerprint.md).
+TEST(KernelTest, SliceHashesAreXxh3) {
+  std::mt19937_64 rng(16);
+  std::string text(3000, ' ');
+  for (char& c : text) c = static_cast<char>(rng() % 4 == 0 ? rng() % 256 : 'a' + rng() % 26);
+  for (size_t length = 4; length <= 8; ++length) {
+    for (size_t i = 0; i + length <= 64; ++i) {
+      ASSERT_EQ(simhash_internal::Xxh3Of4To8(text.data() + i, length),
+                XXH3_64bits(text.data() + i, length))
+          << "length " << length;
+    }
+  }
+  const SimdLevel detected = DetectedSimdLevel();
+  for (SimdLevel level : testing::SimdLevelsToTest()) {
+    SetSimdLevel(level);
+    for (size_t length = 4; length <= 8; ++length) {
+      for (size_t count : {0, 1, 7, 8, 9, 12, 16, 17, 100, 2990}) {
+        for (size_t offset : {0, 3}) {
+          std::vector<uint64_t> hashes(count + 1, 42);
+          simhash_internal::HashSlices4To8(text.data() + offset, count, length, hashes.data());
+          for (size_t j = 0; j < count; ++j) {
+            ASSERT_EQ(hashes[j], XXH3_64bits(text.data() + offset + j, length))
+                << SimdLevelName(level) << " length " << length << " count " << count << " j " << j;
+          }
+          EXPECT_EQ(hashes[count], 42u) << "wrote past the end";
+        }
+      }
+    }
+  }
+  SetSimdLevel(detected);
+}
+
 // Every SIMD level folds exactly like the portable code.
 TEST(KernelTest, AllLevelsFoldIdentically) {
   std::mt19937_64 rng(15);

@@ -2,6 +2,8 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <cmath>
+#include <cstring>
 #include <memory>
 #include <thread>
 
@@ -85,13 +87,22 @@ struct BandWork {
   size_t bands;
   size_t documents;
   double threshold;
-  SharedComponents* components;  // null: every candidate is verified
+  const BoundaryMargins* margins;  // all pairs: estimates within them of the threshold: boundary
+  SharedComponents* components;    // null: every candidate is verified
+  size_t exact_capacity;
 };
+
+uint32_t FeatureCount(const uint8_t* sketch) {
+  uint32_t count;
+  std::memcpy(&count, sketch, sizeof(count));
+  return count;
+}
 
 // The pairs verified in band j: those sharing no earlier band key (all pairs), or those not yet
 // connected (clustering).
 void JoinBand(const BandWork& w, size_t j, std::vector<uint64_t>* values,
-              std::vector<uint64_t>* scratch, std::vector<SimilarPair>* out, BandJoinStats* stats) {
+              std::vector<uint64_t>* scratch, std::vector<SimilarPair>* out,
+              std::vector<SimilarPair>* boundary, BandJoinStats* stats) {
   values->resize(w.documents);
   for (size_t d = 0; d < w.documents; ++d) {
     (*values)[d] = (uint64_t{w.band_keys[d * w.bands + j]} << 32) | d;
@@ -125,8 +136,18 @@ void JoinBand(const BandWork& w, size_t j, std::vector<uint64_t>* values,
           continue;
         }
         ++local.candidates;
-        const double jaccard = w.sketcher.EstimateIfAtLeast(&w.sketches[a * bytes],
-                                                            &w.sketches[b * bytes], w.threshold);
+        const uint8_t* sketch_a = &w.sketches[a * bytes];
+        const uint8_t* sketch_b = &w.sketches[b * bytes];
+        const uint32_t count_a = FeatureCount(sketch_a), count_b = FeatureCount(sketch_b);
+        const bool exact = count_a <= w.exact_capacity && count_b <= w.exact_capacity;
+        const double margin = w.margins == nullptr || exact ? 0 : (*w.margins)(count_a, count_b);
+        const double lowest = w.threshold - margin;
+        const double jaccard = w.sketcher.EstimateIfAtLeast(sketch_a, sketch_b, lowest);
+        if (jaccard < lowest) continue;
+        if (margin > 0 && jaccard < w.threshold + margin) {
+          boundary->push_back({a, b, static_cast<float>(jaccard)});
+          continue;
+        }
         if (jaccard < w.threshold) continue;
         out->push_back({a, b, static_cast<float>(jaccard)});
         if (w.components != nullptr) w.components->Unite(a, b);
@@ -140,11 +161,32 @@ void JoinBand(const BandWork& w, size_t j, std::vector<uint64_t>* values,
 
 }  // namespace
 
+double EstimateSpread(const SketchOptions& sketch, double threshold, uint64_t features_a,
+                      uint64_t features_b) {
+  const double t = std::clamp(threshold, 0.0, 1.0);
+  const double chance = std::ldexp(1.0, -sketch.bits_per_bin);
+  const double p = t + (1 - t) * chance;
+  const double union_at_threshold = static_cast<double>(features_a + features_b) / (1 + t);
+  const double bins = std::clamp(union_at_threshold, 1.0, static_cast<double>(sketch.bins));
+  return std::sqrt(p * (1 - p) / bins) / (1 - chance);
+}
+
+BoundaryMargins::BoundaryMargins(const SketchOptions& sketch, double threshold, double z) {
+  const double t = std::clamp(threshold, 0.0, 1.0);
+  // Unions of at least bins * (1 + t) features have the spread of the full sketch.
+  const auto full = static_cast<size_t>(std::ceil(sketch.bins * (1 + t)));
+  by_union_.resize(full);
+  for (size_t size = 0; size < full; ++size)
+    by_union_[size] = z * EstimateSpread(sketch, t, size, 0);
+  largest_sets_ = z * EstimateSpread(sketch, t, full, 0);
+}
+
 Result<std::vector<SimilarPair>> FindSimilarPairs(const Sketcher& sketcher,
                                                   std::span<const uint32_t> band_keys,
                                                   std::span<const uint8_t> sketches,
                                                   const BandJoinOptions& options,
-                                                  BandJoinStats* stats) {
+                                                  BandJoinStats* stats,
+                                                  std::vector<SimilarPair>* boundary) {
   const auto bands = static_cast<size_t>(sketcher.options().bands);
   const size_t bytes = sketcher.sketch_bytes();
   if (band_keys.size() % bands != 0 || sketches.size() % bytes != 0 ||
@@ -159,17 +201,28 @@ Result<std::vector<SimilarPair>> FindSimilarPairs(const Sketcher& sketcher,
     return Status::InvalidArgument("threshold must be in [-1, 1], got " +
                                    std::to_string(options.threshold));
   }
+  if (options.boundary_sigmas < 0 ||
+      (options.boundary_sigmas > 0 && (boundary == nullptr || !options.all_pairs))) {
+    return Status::InvalidArgument(
+        "boundary pairs need every pair (all_pairs) and a list to receive them");
+  }
+  std::unique_ptr<BoundaryMargins> margins;
+  if (options.boundary_sigmas > 0) {
+    margins = std::make_unique<BoundaryMargins>(sketcher.options(), options.threshold,
+                                                options.boundary_sigmas);
+  }
   std::unique_ptr<SharedComponents> components;
   if (!options.all_pairs) components = std::make_unique<SharedComponents>(documents);
-  const BandWork work{sketcher,  band_keys,         sketches,        bands,
-                      documents, options.threshold, components.get()};
-  std::vector<std::vector<SimilarPair>> found(bands);
+  const BandWork work{sketcher,      band_keys,        sketches,
+                      bands,         documents,        options.threshold,
+                      margins.get(), components.get(), sketcher.exact_capacity()};
+  std::vector<std::vector<SimilarPair>> found(bands), found_boundary(bands);
   std::vector<BandJoinStats> band_stats(bands);
   std::atomic<size_t> next_band{0};
   auto worker = [&] {
     std::vector<uint64_t> values, scratch;
     for (size_t j = next_band++; j < bands; j = next_band++) {
-      JoinBand(work, j, &values, &scratch, &found[j], &band_stats[j]);
+      JoinBand(work, j, &values, &scratch, &found[j], &found_boundary[j], &band_stats[j]);
     }
   };
   const int threads = std::clamp(ResolveThreads(options.threads), 1, static_cast<int>(bands));
@@ -196,6 +249,13 @@ Result<std::vector<SimilarPair>> FindSimilarPairs(const Sketcher& sketcher,
                               return x.first == y.first && x.second == y.second;
                             }),
                 pairs.end());
+  }
+  if (margins != nullptr) {
+    boundary->clear();
+    for (auto& f : found_boundary) boundary->insert(boundary->end(), f.begin(), f.end());
+    std::sort(boundary->begin(), boundary->end(), [](const SimilarPair& x, const SimilarPair& y) {
+      return x.first != y.first ? x.first < y.first : x.second < y.second;
+    });
   }
   if (stats != nullptr) {
     *stats = {};

@@ -1,6 +1,7 @@
 // The band join against brute force (every pair: shares a band key and estimates >= threshold).
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <random>
 
 #include "neardup/sketch.h"
@@ -95,6 +96,53 @@ TEST(BandJoinTest, EqualsBruteForceForEveryThreadCountAndThreshold) {
       }
     }
   }
+}
+
+// With boundary_sigmas, a pair whose estimate is within that many EstimateSpread of the threshold
+// (at its sizes; not when both sketches are in exact form) is a boundary pair, not a pair; the rest
+// as without it. The spread is that of the formula.
+TEST(BandJoinTest, BoundaryPairsAreThoseNearTheThreshold) {
+  auto sketcher = Sketcher::Create({});
+  ASSERT_TRUE(sketcher.ok());
+  const Corpus corpus = MakeCorpus(**sketcher, testing::Sanitized() ? 120 : 400, 11);
+  const size_t bytes = (*sketcher)->sketch_bytes();
+  const double t = 0.8;
+  uint64_t colliding = 0;
+  const auto all = BruteForce(**sketcher, corpus, -1.0, &colliding);
+  const BoundaryMargins margins((*sketcher)->options(), t, 3);
+  std::vector<SimilarPair> want_pairs, want_boundary;
+  for (const SimilarPair& p : all) {
+    uint32_t a, b;
+    std::memcpy(&a, &corpus.sketches[p.first * bytes], 4);
+    std::memcpy(&b, &corpus.sketches[p.second * bytes], 4);
+    const bool exact = a <= (*sketcher)->exact_capacity() && b <= (*sketcher)->exact_capacity();
+    const double margin = exact ? 0 : margins(a, b);
+    if (margin > 0 && p.jaccard >= t - margin && p.jaccard < t + margin) {
+      want_boundary.push_back(p);
+    } else if (p.jaccard >= t) {
+      want_pairs.push_back(p);
+    }
+  }
+  ASSERT_GT(want_boundary.size(), 5u);
+  BandJoinOptions options{t, 2};
+  options.boundary_sigmas = 3;
+  std::vector<SimilarPair> boundary;
+  auto got =
+      FindSimilarPairs(**sketcher, corpus.keys, corpus.sketches, options, nullptr, &boundary);
+  ASSERT_TRUE(got.ok()) << got.status().ToString();
+  EXPECT_EQ(*got, want_pairs);
+  EXPECT_EQ(boundary, want_boundary);
+  // Without a list for them, or in clustering mode: refused.
+  EXPECT_FALSE(FindSimilarPairs(**sketcher, corpus.keys, corpus.sketches, options).ok());
+  options.all_pairs = false;
+  EXPECT_FALSE(
+      FindSimilarPairs(**sketcher, corpus.keys, corpus.sketches, options, nullptr, &boundary).ok());
+  // The spread: 0.0188 for large sets at the defaults, wider for small ones, never narrower.
+  EXPECT_NEAR(EstimateSpread((*sketcher)->options(), t, 5000, 5000), 0.01875, 1e-4);
+  EXPECT_GT(EstimateSpread((*sketcher)->options(), t, 100, 100),
+            2 * EstimateSpread((*sketcher)->options(), t, 5000, 5000));
+  EXPECT_NEAR(margins(5000, 5000), 3 * 0.01875, 3e-4);
+  EXPECT_NEAR(margins(100, 120), 3 * EstimateSpread((*sketcher)->options(), t, 100, 120), 1e-12);
 }
 
 // Components of the graph of `pairs` over n documents, as each document's smallest member.

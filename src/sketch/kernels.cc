@@ -30,6 +30,10 @@ void RemixAllPortable(uint64_t* values, size_t n, uint8_t* low_bits) {
   }
 }
 
+void RemixShiftedPortable(const uint64_t* hashes, size_t n, int shift, uint64_t* remixed) {
+  for (size_t i = 0; i < n; ++i) remixed[i] = Remix(hashes[i] >> shift);
+}
+
 // values[i] = m_j + j - i (before the remix), from the last bin down; branch-free with masks (GCC
 // turns conditional expressions here into a branch that mispredicts: which bins are empty is
 // random).
@@ -74,6 +78,27 @@ __attribute__((target("avx2"))) void RemixAllAvx2(uint64_t* values, size_t n, ui
   }
 }
 
+// The splitmix64 finaliser of four lanes.
+__attribute__((target("avx2"))) inline __m256i RemixAvx2(__m256i x) {
+  x = _mm256_xor_si256(x, _mm256_srli_epi64(x, 30));
+  x = Mul64Avx2(x, _mm256_set1_epi64x(static_cast<long long>(kMul1)));
+  x = _mm256_xor_si256(x, _mm256_srli_epi64(x, 27));
+  x = Mul64Avx2(x, _mm256_set1_epi64x(static_cast<long long>(kMul2)));
+  return _mm256_xor_si256(x, _mm256_srli_epi64(x, 31));
+}
+
+__attribute__((target("avx2"))) void RemixShiftedAvx2(const uint64_t* hashes, size_t n, int shift,
+                                                      uint64_t* remixed) {
+  const __m128i count = _mm_cvtsi32_si128(shift);
+  size_t i = 0;
+  for (; i + 4 <= n; i += 4) {
+    const __m256i h = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(hashes + i));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(remixed + i),
+                        RemixAvx2(_mm256_srl_epi64(h, count)));
+  }
+  RemixShiftedPortable(hashes + i, n - i, shift, remixed + i);
+}
+
 // kNearest[mask] byte k: the lowest lane j >= k whose bit is set in mask, or 8 (the first lane of a
 // second vector) when there is none.
 constexpr auto kNearest = [] {
@@ -106,7 +131,6 @@ __attribute__((target("avx512f,avx512dq"))) void DensifyAndRemixAvx512(uint64_t*
   const __m512i m2 = _mm512_set1_epi64(static_cast<long long>(kMul2));
   const __m512i one = _mm512_set1_epi64(1);
   const __m512i empty = _mm512_set1_epi64(-1);
-  const __m512i zero = _mm512_setzero_si512();
   const __m512i lanes = _mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0);
   __m512i carry = _mm512_set1_epi64(static_cast<long long>(wrap));
   for (size_t i = n; i >= 8;) {
@@ -114,12 +138,17 @@ __attribute__((target("avx512f,avx512dq"))) void DensifyAndRemixAvx512(uint64_t*
     const __m512i minimum = _mm512_loadu_si512(values + i);
     const __m512i index = _mm512_add_epi64(_mm512_set1_epi64(static_cast<long long>(i)), lanes);
     const auto filled = static_cast<unsigned>(_mm512_cmpneq_epu64_mask(minimum, empty));
-    // Lane k takes lane kNearest[filled] byte k of (c, carry): its nearest non-empty lane at or
+    const uint64_t nearest = kNearest[filled];
+    const __m512i own = _mm512_add_epi64(minimum, index);
+    // Lane k takes lane kNearest[filled] byte k of (own, carry): its nearest non-empty lane at or
     // above it, or the carry.
-    const __m512i source =
-        _mm512_cvtepu8_epi64(_mm_cvtsi64_si128(static_cast<long long>(kNearest[filled])));
-    const __m512i c = _mm512_permutex2var_epi64(_mm512_add_epi64(minimum, index), source, carry);
-    carry = _mm512_permutexvar_epi64(zero, c);  // lane 0 everywhere
+    const __m512i source = _mm512_cvtepu8_epi64(_mm_cvtsi64_si128(static_cast<long long>(nearest)));
+    const __m512i c = _mm512_permutex2var_epi64(own, source, carry);
+    // The carry for the vector below: this one's lowest non-empty lane everywhere, if it has one.
+    // Taken from `own`, not `c`, so that the chain from vector to vector is one blend.
+    const __m512i lowest =
+        _mm512_permutexvar_epi64(_mm512_set1_epi64(static_cast<long long>(nearest & 0xFF)), own);
+    carry = _mm512_mask_mov_epi64(carry, static_cast<__mmask8>(0u - (filled != 0)), lowest);
     __m512i x = _mm512_sub_epi64(c, index);
     x = _mm512_xor_si512(x, _mm512_maskz_srli_epi64(kAll, x, 30));
     x = _mm512_mullo_epi64(x, m1);
@@ -129,6 +158,25 @@ __attribute__((target("avx512f,avx512dq"))) void DensifyAndRemixAvx512(uint64_t*
     _mm512_storeu_si512(values + i, x);
     if (low_bits != nullptr) low_bits[i / 8] = static_cast<uint8_t>(_mm512_test_epi64_mask(x, one));
   }
+}
+__attribute__((target("avx512f,avx512dq"))) void RemixShiftedAvx512(const uint64_t* hashes,
+                                                                    size_t n, int shift,
+                                                                    uint64_t* remixed) {
+  constexpr __mmask8 kAll = 0xFF;
+  const __m512i m1 = _mm512_set1_epi64(static_cast<long long>(kMul1));
+  const __m512i m2 = _mm512_set1_epi64(static_cast<long long>(kMul2));
+  const __m128i count = _mm_cvtsi32_si128(shift);
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    __m512i x = _mm512_srl_epi64(_mm512_loadu_si512(hashes + i), count);
+    x = _mm512_xor_si512(x, _mm512_maskz_srli_epi64(kAll, x, 30));
+    x = _mm512_mullo_epi64(x, m1);
+    x = _mm512_xor_si512(x, _mm512_maskz_srli_epi64(kAll, x, 27));
+    x = _mm512_mullo_epi64(x, m2);
+    x = _mm512_xor_si512(x, _mm512_maskz_srli_epi64(kAll, x, 31));
+    _mm512_storeu_si512(remixed + i, x);
+  }
+  RemixShiftedPortable(hashes + i, n - i, shift, remixed + i);
 }
 #pragma GCC diagnostic pop
 
@@ -150,6 +198,20 @@ void DensifyAndRemix(uint64_t* values, size_t n, uint64_t wrap, uint8_t* low_bit
 #endif
   Densify(values, n, wrap);
   RemixAllPortable(values, n, low_bits);
+}
+
+void RemixShifted(const uint64_t* hashes, size_t n, int shift, uint64_t* remixed) {
+#if NEARDUP_X86
+  switch (ActiveSimdLevel()) {
+    case SimdLevel::kAvx512:
+      return RemixShiftedAvx512(hashes, n, shift, remixed);
+    case SimdLevel::kAvx2:
+      return RemixShiftedAvx2(hashes, n, shift, remixed);
+    case SimdLevel::kPortable:
+      break;
+  }
+#endif
+  RemixShiftedPortable(hashes, n, shift, remixed);
 }
 
 }  // namespace neardup::sketch_internal

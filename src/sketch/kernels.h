@@ -16,6 +16,10 @@ namespace neardup::sketch_internal {
 // the low bit of the new values[i]: the payload of a sketch of 1-bit bins.
 void DensifyAndRemix(uint64_t* values, size_t n, uint64_t wrap, uint8_t* low_bits);
 
+// remixed[i] = Remix(hashes[i] >> shift) for i < n (shift 0..63): the values of features entering
+// the sketch by their top bits.
+void RemixShifted(const uint64_t* hashes, size_t n, int shift, uint64_t* remixed);
+
 }  // namespace neardup::sketch_internal
 
 #endif  // NEARDUP_SKETCH_KERNELS_H_

@@ -142,13 +142,18 @@ class SketcherImpl final : public Sketcher {
     } else {
       Fill(feature_hashes, values.data(), payload);
     }
-    for (int j = 0; j < options_.bands; ++j) {
-      uint64_t h = 0x9E3779B97F4A7C15ULL * static_cast<uint64_t>(j + 1);
-      for (int i = 0; i < options_.rows; ++i) {
-        h = Remix(h ^ values[static_cast<size_t>((i * options_.bands + j) * band_stride_)]);
+    // Row by row across the bands: the bands' chains of remixes are independent, so the CPU
+    // overlaps them (band by band, each waited for its own chain).
+    std::array<uint64_t, kMaxBands> keys;
+    const auto bands = static_cast<size_t>(options_.bands);
+    for (size_t j = 0; j < bands; ++j) keys[j] = 0x9E3779B97F4A7C15ULL * (j + 1);
+    for (int i = 0; i < options_.rows; ++i) {
+      const uint64_t* row = values.data() + static_cast<size_t>(i * options_.bands * band_stride_);
+      for (size_t j = 0; j < bands; ++j) {
+        keys[j] = Remix(keys[j] ^ row[j * static_cast<size_t>(band_stride_)]);
       }
-      band_keys[static_cast<size_t>(j)] = static_cast<uint32_t>(h >> 32);
     }
+    for (size_t j = 0; j < bands; ++j) band_keys[j] = static_cast<uint32_t>(keys[j] >> 32);
     return Status::OK();
   }
 
@@ -192,11 +197,27 @@ class SketcherImpl final : public Sketcher {
   void Fill(std::span<const Hash> features, uint64_t* values, uint8_t* payload) const {
     const int bins = options_.bins;
     std::fill(values, values + bins, kEmpty);
-    for (Hash feature : features) {
-      const uint32_t t = sizeof(Hash) == 8 ? Top(feature) : static_cast<uint32_t>(feature);
-      const uint32_t bin = t >> shift_;
-      values[bin] =
-          std::min(values[bin], Remix(t));  // branch-free: the order of features is random
+    if constexpr (sizeof(Hash) == 8) {
+      // The remixes in batches, with the SIMD level in use; then the minimum of every bin.
+      std::array<uint64_t, 256> remixed;
+      for (size_t start = 0; start < features.size(); start += remixed.size()) {
+        const size_t count = std::min(remixed.size(), features.size() - start);
+        sketch_internal::RemixShifted(features.data() + start, count, 64 - kTopBits,
+                                      remixed.data());
+        for (size_t k = 0; k < count; ++k) {
+          const uint32_t bin = Top(features[start + k]) >> shift_;
+          // The minimum with a mask, not a comparison GCC turns into a branch (which mispredicts:
+          // which features land in a bin already filled is random).
+          const uint64_t current = values[bin], candidate = remixed[k];
+          const uint64_t smaller = uint64_t{0} - static_cast<uint64_t>(candidate < current);
+          values[bin] = current ^ ((current ^ candidate) & smaller);
+        }
+      }
+    } else {
+      for (Hash feature : features) {
+        const uint32_t bin = static_cast<uint32_t>(feature) >> shift_;
+        values[bin] = std::min(values[bin], Remix(static_cast<uint32_t>(feature)));
+      }
     }
     // Densification (the nearest non-empty bin at or after each bin, wrapping to the first) and the
     // remix of every bin, with the payload of 1-bit bins packed on the way.

@@ -1,5 +1,6 @@
 // Public text functions (neardup/text.h) and the code point classes of the tokeniser.
 #include <array>
+#include <cstring>
 #include <memory>
 
 #if defined(__SSE2__)
@@ -66,7 +67,15 @@ AsciiMasks ClassifyBlockPortable(const unsigned char* p, size_t n) {
 
 AsciiMasks ClassifyBlock(const unsigned char* p, size_t n) {
 #if defined(__SSE2__)
-  if (n == 64) {
+  // The last block of a text is padded with zero bytes, which are in no class, so that its bits
+  // past n stay clear (faster than the portable path's words and byte loop).
+  alignas(16) unsigned char padded[64];
+  if (n < 64) {
+    std::memcpy(padded, p, n);
+    std::memset(padded + n, 0, 64 - n);
+    p = padded;
+  }
+  {
     AsciiMasks m;
     for (int i = 0; i < 4; ++i) {
       const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 16 * i));
@@ -85,8 +94,9 @@ AsciiMasks ClassifyBlock(const unsigned char* p, size_t n) {
     }
     return m;
   }
-#endif
+#else
   return ClassifyBlockPortable(p, n);
+#endif
 }
 
 CharClass ClassifyNonAscii(char32_t cp) {

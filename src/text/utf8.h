@@ -59,6 +59,12 @@ inline int DecodeUtf8(const unsigned char* p, const unsigned char* end, char32_t
   return length;
 }
 
+// Length of the UTF-8 sequence whose lead byte is `lead`, for text already checked (a
+// continuation byte, never a lead there, counts as 2).
+inline size_t Utf8SequenceLength(unsigned char lead) {
+  return lead < 0x80 ? 1 : lead < 0xE0 ? 2 : lead < 0xF0 ? 3 : 4;
+}
+
 // Appends the UTF-8 encoding of cp (a valid scalar value).
 inline void AppendUtf8(char32_t cp, std::string* out) {
   if (cp < 0x80) {

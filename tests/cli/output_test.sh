@@ -190,6 +190,44 @@ else
   echo "note: mounting a tmpfs is not allowed here; the full-disk case ran as a file-size limit only"
 fi
 
+# --- the default method's spill files (--tmp-dir): removed on success, failure, SIGINT and a full disk
+S=$T/spill
+mkdir -p "$S"
+"$ND" dedup "$T/long.txt" --dups "$T/spill-dups.tsv" --report "$T/spill.json" --tmp-dir "$S" --quiet >"$T/out" 2>"$T/err"
+status spill-success 0 $?
+check spill-success "the report counts no spill bytes" grep -q '"spill_bytes":[1-9]' "$T/spill.json"
+check spill-success "spill files were left" only "$S"
+"$ND" dedup "$T/long.txt" "$T/missing.txt" --dups "$T/spill-dups.tsv" --tmp-dir "$S" --quiet >"$T/out" 2>"$T/err"
+status spill-failure 1 $?
+check spill-failure "spill files were left" only "$S"
+"$ND" dedup "$T/long.txt" --dups "$T/spill-dups.tsv" --tmp-dir "$T/no-such-dir" --quiet >"$T/out" 2>"$T/err"
+status spill-no-dir 1 $?
+same spill-no-dir "$T/err" "neardup dedup: cannot create a temporary folder in $T/no-such-dir: No such file or directory (--tmp-dir chooses where)"
+# SIGINT once the signatures are being written.
+"$ND" dedup "$T/long.txt" --dups "$T/spill-dups.tsv" --tmp-dir "$S" --quiet >"$T/out" 2>"$T/err" &
+pid=$!
+for _ in $(seq 200); do compgen -G "$S/neardup-*/sketches" >/dev/null && break; sleep 0.05; done
+check spill-sigint "the spill files never appeared" compgen -G "$S/neardup-*/sketches"
+kill -INT $pid
+wait $pid
+status spill-sigint 130 $?
+check spill-sigint "spill files were left" only "$S"
+# A file-size limit (as a full disk) met by the spill files, which are written first.
+(ulimit -f 2048; exec "$ND" dedup "$T/long.txt" --dups "$T/spill-dups.tsv" --tmp-dir "$S" --quiet) >"$T/out" 2>"$T/err"
+status spill-size-limit 1 $?
+check spill-size-limit "the message does not name the spill file and --tmp-dir" \
+  grep -qE "^neardup dedup: temporary file $S/neardup-[A-Za-z0-9]+/(sketches|band-[0-9]+): File too large .*--tmp-dir" "$T/err"
+check spill-size-limit "spill files were left" only "$S"
+if mount -t tmpfs -o size=1m tmpfs "$M" 2>/dev/null; then
+  "$ND" dedup "$T/long.txt" --dups "$T/spill-dups.tsv" --tmp-dir "$M" --quiet >"$T/out" 2>"$T/err"
+  status spill-full-disk 1 $?
+  check spill-full-disk "the message does not name the spill file" \
+    grep -qE "^neardup dedup: temporary file $M/neardup-[A-Za-z0-9]+/(sketches|band-[0-9]+): No space left on device" "$T/err"
+  check spill-full-disk "spill files were left" only "$M"
+  umount "$M"
+fi
+rm -rf "$S" "$T/spill-dups.tsv" "$T/spill.json"
+
 # --- SIGTERM and SIGINT: exit 143 / 130, temporary files and folders removed
 # Standard input is a FIFO this script holds open (descriptor 8), so the command is still reading (dedup:
 # copying it to $TMPDIR) when the signal comes; its writing end is closed afterwards.

@@ -53,8 +53,9 @@ run() {
   local name=$1
   shift
   n=$((n + 1))
+  # A sharded job decides every pair by its sketch: the single run does too (--boundary-sigmas 0).
   "$ND" dedup "$T/a.txt" "$T/b.jsonl" "$@" -o "$T/one.kept" --dups "$T/one.dups" \
-    --clusters "$T/one.clusters" --pairs "$T/one.pairs" -q >"$T/out" 2>"$T/err"
+    --clusters "$T/one.clusters" --pairs "$T/one.pairs" --boundary-sigmas 0 -q >"$T/out" 2>"$T/err"
   if [[ $? -ne 0 ]]; then fail "$name" "the single run failed"; return; fi
   local pids=() i
   for i in 0 1 2; do

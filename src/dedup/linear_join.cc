@@ -1,0 +1,430 @@
+#include "dedup/linear_join.h"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "dedup/signature_groups.h"
+
+namespace neardup::dedup_internal {
+namespace {
+
+constexpr int kPrefixBits = 16;
+constexpr size_t kPrefixes = size_t{1} << kPrefixBits;
+// Threads take the prefixes of a band this many at a time.
+constexpr size_t kPrefixBlock = 256;
+// Runs of at most this many members are joined pair by pair.
+constexpr size_t kShortRun = 64;
+// At most this many representatives per long run.
+constexpr size_t kMaxRepresentatives = 64;
+// In a long run, each member is also verified against this many neighbours by number of features,
+// and this many in the order of 32 bins of the sketches.
+constexpr size_t kSizeNeighbours = 8;
+constexpr size_t kBinNeighbours = 40;
+// At most this many boundary pairs are kept (the nearest the threshold); the others are decided by
+// their estimates.
+constexpr size_t kMaxBoundary = size_t{4} << 20;
+
+// What the threads of a band read: the input, the options, and the components as the band began
+// (group -> its root; read-only during a band).
+struct BandContext {
+  const LinearJoinInput& input;
+  const LinearJoinOptions& options;
+  const std::vector<uint32_t>& root;
+  const BoundaryMargins* margins;  // null: no boundary pairs
+  size_t sketch_bytes;
+  uint32_t exact_capacity;
+};
+
+// What one block of prefixes of a band found.
+struct Found {
+  std::vector<SimilarPair> pairs;
+  std::vector<SimilarPair> boundary;
+  uint64_t band_collisions = 0;
+  uint64_t connected = 0;
+  uint64_t verifications = 0;
+};
+
+// An item of a band in the sort array: its key, and what the join reads of it, looked up while the
+// band is scattered (items in order: near-sequential reads) rather than at random in the runs.
+struct Entry {
+  uint32_t key;
+  uint32_t item;
+  uint32_t group;
+  uint32_t root;  // of the group, as the band began
+};
+
+// A member of a run: its group, the group's root, its sketch and (read when needed) its number of
+// distinct features.
+struct Member {
+  uint32_t group;
+  uint32_t root;
+  uint32_t features;
+  const uint8_t* sketch;
+};
+
+uint32_t GroupOf(const LinearJoinInput& input, uint64_t item) {
+  return input.group_of == nullptr ? static_cast<uint32_t>(item) : (*input.group_of)[item];
+}
+
+uint32_t FeatureCount(const uint8_t* sketch) {
+  uint32_t count;
+  std::memcpy(&count, sketch, sizeof(count));
+  return count;
+}
+
+SimilarPair Ordered(uint32_t a, uint32_t b, double jaccard) {
+  return a < b ? SimilarPair{a, b, static_cast<float>(jaccard)}
+               : SimilarPair{b, a, static_cast<float>(jaccard)};
+}
+
+// Verifies a and b (not yet connected) and records a pair, a boundary pair or nothing. True for a
+// pair.
+bool Verify(const BandContext& c, const Member& a, const Member& b, Found* out) {
+  ++out->verifications;
+  const uint32_t features_a = FeatureCount(a.sketch), features_b = FeatureCount(b.sketch);
+  const bool exact = features_a <= c.exact_capacity && features_b <= c.exact_capacity;
+  const double margin = c.margins == nullptr || exact ? 0 : (*c.margins)(features_a, features_b);
+  const double lowest = c.options.threshold - margin;
+  const double estimate = c.input.sketcher->EstimateIfAtLeast(a.sketch, b.sketch, lowest);
+  if (estimate < lowest) return false;
+  if (estimate < c.options.threshold + margin && margin > 0) {
+    out->boundary.push_back(Ordered(a.group, b.group, estimate));
+    return false;
+  }
+  if (estimate < c.options.threshold) return false;
+  out->pairs.push_back(Ordered(a.group, b.group, estimate));
+  return true;
+}
+
+// The members of a run of entries (their sketches are not read here).
+void CollectMembers(const BandContext& c, std::span<const Entry> run,
+                    std::vector<Member>* members) {
+  members->clear();
+  for (const Entry& e : run) {
+    members->push_back({e.group, e.root, 0, c.input.sketches + uint64_t{e.item} * c.sketch_bytes});
+  }
+}
+
+// Every pair of a short run whose groups are not connected yet: what the all-pairs join verifies.
+void JoinShortRun(const BandContext& c, std::span<const Member> members, Found* out) {
+  for (size_t x = 0; x + 1 < members.size(); ++x) {
+    for (size_t y = x + 1; y < members.size(); ++y) {
+      if (members[x].root == members[y].root) {
+        ++out->connected;
+        continue;
+      }
+      Verify(c, members[x], members[y], out);
+    }
+  }
+}
+
+// The order of a long run's members for JoinLongRun: a 32-bit word of the sketch's payload (32
+// adjacent bins), of the band's choice; members in exact form (whose payload holds feature hashes,
+// not bins) after all others, by number of features.
+uint64_t SortKey(const BandContext& c, size_t band, const Member& m) {
+  if (m.features <= c.exact_capacity) return (uint64_t{1} << 32) | m.features;
+  const size_t word = (band * 7 + 3) % ((c.sketch_bytes - 4) / 4);
+  uint32_t bits;
+  std::memcpy(&bits, m.sketch + 4 + 4 * word, sizeof(bits));
+  return bits;
+}
+
+// A long run, in two ways that each cost a bounded number of verifications per member:
+//  1. representatives: each member is verified against every representative of another component
+//     (as the band began, and as the member's own matches in this run join it to theirs); a member
+//     in no representative's component becomes one while there is room;
+//  2. neighbours: sorted by number of features, then by 32 bins of their sketches (SortKey), each
+//     member is verified against its next kSizeNeighbours, then kBinNeighbours, within the size
+//     bound J(A, B) <= |A| / |B|. Two documents agree on each bin with probability about
+//     (1 + J) / 2, so near-duplicates share long prefixes of the word and sort next to each other,
+//     while members that merely share the run's band key (J about 0.5) agree on 0.75 of the bits;
+//     near sizes catch the small sets, whose few real bins densification copies into many. This
+//     finds the pairs between members that are not representatives.
+void JoinLongRun(const BandContext& c, size_t band, std::span<Member> members, Found* out) {
+  std::array<const Member*, kMaxRepresentatives> reps;
+  std::array<uint32_t, kMaxRepresentatives> rep_roots;
+  size_t rep_count = 0;
+  const size_t max_reps = std::min(c.options.representatives, kMaxRepresentatives);
+  std::array<uint32_t, kMaxRepresentatives + 1> joined;  // roots the member is now connected to
+  for (const Member& m : members) {
+    size_t joined_count = 0;
+    joined[joined_count++] = m.root;
+    bool represented = false;
+    for (size_t r = 0; r < rep_count; ++r) {
+      const auto end = joined.begin() + static_cast<std::ptrdiff_t>(joined_count);
+      if (std::find(joined.begin(), end, rep_roots[r]) != end) {
+        represented = true;
+        ++out->connected;
+        continue;
+      }
+      if (Verify(c, m, *reps[r], out)) {
+        joined[joined_count++] = rep_roots[r];
+        represented = true;
+      }
+    }
+    if (!represented && rep_count < max_reps) {
+      reps[rep_count] = &m;
+      rep_roots[rep_count++] = m.root;
+    }
+  }
+  std::vector<std::pair<uint64_t, uint32_t>> order(members.size());
+  const double lowest = c.options.threshold - (c.margins == nullptr ? 0 : c.margins->largest());
+  // Each member against its next `neighbours` in `order`, within the size bound.
+  auto join_neighbours = [&](size_t neighbours) {
+    for (size_t x = 0; x < order.size(); ++x) {
+      const Member& a = members[order[x].second];
+      for (size_t y = x + 1; y < order.size() && y <= x + neighbours; ++y) {
+        const Member& b = members[order[y].second];
+        if (std::min(a.features, b.features) < lowest * std::max(a.features, b.features)) continue;
+        if (a.root == b.root) {
+          ++out->connected;
+          continue;
+        }
+        Verify(c, a, b, out);
+      }
+    }
+  };
+  for (uint32_t i = 0; i < members.size(); ++i) {
+    members[i].features = FeatureCount(members[i].sketch);
+    order[i] = {members[i].features, i};
+  }
+  std::sort(order.begin(), order.end());
+  join_neighbours(kSizeNeighbours);
+  for (uint32_t i = 0; i < members.size(); ++i) order[i] = {SortKey(c, band, members[i]), i};
+  std::sort(order.begin(), order.end());
+  join_neighbours(kBinNeighbours);
+}
+
+// Sorts `entries` by key, then item, and joins every run of two or more.
+void JoinBucket(const BandContext& c, size_t band, std::span<Entry> entries,
+                std::vector<Member>* members, Found* out) {
+  std::sort(entries.begin(), entries.end(), [](const Entry& x, const Entry& y) {
+    return x.key != y.key ? x.key < y.key : x.item < y.item;
+  });
+  for (size_t start = 0; start < entries.size();) {
+    size_t end = start + 1;
+    while (end < entries.size() && entries[end].key == entries[start].key) ++end;
+    if (end - start > 1) {
+      CollectMembers(c, entries.subspan(start, end - start), members);
+      out->band_collisions += members->size();
+      if (members->size() <= kShortRun) {
+        JoinShortRun(c, *members, out);
+      } else {
+        JoinLongRun(c, band, *members, out);
+      }
+    }
+    start = end;
+  }
+}
+
+bool IsCancelled(const LinearJoinOptions& options) {
+  return options.cancel != nullptr && options.cancel->load(std::memory_order_relaxed);
+}
+
+// Runs fn(t) on `threads` threads (t = 0 on the calling one) and returns the first error.
+Status OnThreads(size_t threads, const std::function<Status(size_t)>& fn) {
+  std::vector<Status> statuses(threads);
+  std::vector<std::thread> pool;
+  for (size_t t = 1; t < threads; ++t) pool.emplace_back([&, t] { statuses[t] = fn(t); });
+  statuses[0] = fn(0);
+  for (auto& thread : pool) thread.join();
+  for (const Status& s : statuses) NEARDUP_RETURN_IF_ERROR(s);
+  return Status::OK();
+}
+
+// Joins band `band`: each thread counts the keys of its share of the items by prefix; then, in as
+// many passes as `values` needs, the threads scatter a range of prefixes into it and join its
+// buckets, a block of prefixes at a time. The blocks' findings are appended to *found in prefix
+// order (the same whatever the thread count).
+Status JoinBand(const BandContext& c, size_t band, size_t threads, size_t max_values,
+                std::vector<Entry>* values, Found* found) {
+  const LinearJoinInput& input = c.input;
+  // Item ranges of the threads, on read boundaries.
+  std::vector<uint64_t> bounds(threads + 1, input.items);
+  for (size_t t = 0; t < threads; ++t) {
+    bounds[t] =
+        std::min(input.items, input.items / threads * t / kBandKeyAlignment * kBandKeyAlignment);
+  }
+  std::vector<std::vector<uint64_t>> counts(threads, std::vector<uint64_t>(kPrefixes, 0));
+  NEARDUP_RETURN_IF_ERROR(OnThreads(threads, [&](size_t t) {
+    return input.band_keys(band, bounds[t], bounds[t + 1],
+                           [&](uint64_t first, std::span<const uint32_t> keys) {
+                             for (size_t i = 0; i < keys.size(); ++i) {
+                               if (GroupOf(input, first + i) == kNoGroup) continue;
+                               ++counts[t][keys[i] >> (32 - kPrefixBits)];
+                             }
+                             return Status::OK();
+                           });
+  }));
+  std::vector<uint64_t> totals(kPrefixes, 0);
+  for (size_t p = 0; p < kPrefixes; ++p) {
+    for (size_t t = 0; t < threads; ++t) totals[p] += counts[t][p];
+  }
+  std::vector<std::vector<uint64_t>> cursors(threads, std::vector<uint64_t>(kPrefixes));
+  std::vector<uint64_t> starts(kPrefixes + 1);
+  for (size_t lo = 0; lo < kPrefixes;) {
+    // The widest range of whole prefix blocks that fits (at least one block, however large).
+    size_t hi = lo;
+    uint64_t total = 0;
+    while (hi < kPrefixes) {
+      uint64_t block = 0;
+      for (size_t p = hi; p < hi + kPrefixBlock; ++p) block += totals[p];
+      if (hi != lo && total + block > max_values) break;
+      total += block;
+      hi += kPrefixBlock;
+    }
+    values->resize(total);
+    uint64_t offset = 0;
+    for (size_t p = lo; p < hi; ++p) {
+      starts[p] = offset;
+      for (size_t t = 0; t < threads; ++t) {
+        cursors[t][p] = offset;
+        offset += counts[t][p];
+      }
+    }
+    starts[hi] = offset;
+    NEARDUP_RETURN_IF_ERROR(OnThreads(threads, [&](size_t t) {
+      std::vector<uint64_t>& cursor = cursors[t];
+      return input.band_keys(band, bounds[t], bounds[t + 1],
+                             [&](uint64_t first, std::span<const uint32_t> keys) {
+                               for (size_t i = 0; i < keys.size(); ++i) {
+                                 const uint32_t key = keys[i];
+                                 const size_t prefix = key >> (32 - kPrefixBits);
+                                 if (prefix < lo || prefix >= hi) continue;
+                                 const uint32_t group = GroupOf(input, first + i);
+                                 if (group == kNoGroup) continue;
+                                 (*values)[cursor[prefix]++] = {
+                                     key, static_cast<uint32_t>(first + i), group, c.root[group]};
+                               }
+                               return Status::OK();
+                             });
+    }));
+    const size_t blocks = (hi - lo) / kPrefixBlock;
+    std::vector<Found> block_found(blocks);
+    std::atomic<size_t> next{0};
+    NEARDUP_RETURN_IF_ERROR(OnThreads(threads, [&](size_t) {
+      std::vector<Member> members;
+      for (size_t b = next++; b < blocks; b = next++) {
+        if (IsCancelled(c.options)) return Status::Cancelled("interrupted");
+        Found& out = block_found[b];
+        for (size_t p = lo + b * kPrefixBlock; p < lo + (b + 1) * kPrefixBlock; ++p) {
+          JoinBucket(c, band, std::span(*values).subspan(starts[p], totals[p]), &members, &out);
+        }
+      }
+      return Status::OK();
+    }));
+    for (Found& f : block_found) {
+      found->pairs.insert(found->pairs.end(), f.pairs.begin(), f.pairs.end());
+      found->boundary.insert(found->boundary.end(), f.boundary.begin(), f.boundary.end());
+      found->band_collisions += f.band_collisions;
+      found->connected += f.connected;
+      found->verifications += f.verifications;
+    }
+    lo = hi;
+  }
+  return Status::OK();
+}
+
+uint32_t Find(std::vector<uint32_t>* parent, uint32_t x) {
+  uint32_t root = x;
+  while ((*parent)[root] != root) root = (*parent)[root];
+  while ((*parent)[x] != root) {
+    const uint32_t next = (*parent)[x];
+    (*parent)[x] = root;
+    x = next;
+  }
+  return root;
+}
+
+// Applies pairs to the components: a root is linked under the smaller root, so every group's
+// parent is at most the group itself.
+void Apply(std::span<const SimilarPair> pairs, std::vector<uint32_t>* parent) {
+  for (const SimilarPair& p : pairs) {
+    const uint32_t a = Find(parent, p.first), b = Find(parent, p.second);
+    if (a != b) (*parent)[std::max(a, b)] = std::min(a, b);
+  }
+}
+
+// Sorts and removes repeats (the same pair found in several bands: the first kept).
+void SortUnique(std::vector<SimilarPair>* pairs) {
+  std::stable_sort(pairs->begin(), pairs->end(), [](const SimilarPair& x, const SimilarPair& y) {
+    return x.first != y.first ? x.first < y.first : x.second < y.second;
+  });
+  pairs->erase(std::unique(pairs->begin(), pairs->end(),
+                           [](const SimilarPair& x, const SimilarPair& y) {
+                             return x.first == y.first && x.second == y.second;
+                           }),
+               pairs->end());
+}
+
+// Keeps the kMaxBoundary boundary pairs nearest the threshold (sorted, unique); those dropped that
+// the estimate accepts are appended to *pairs.
+void CapBoundary(double threshold, std::vector<SimilarPair>* boundary,
+                 std::vector<SimilarPair>* pairs) {
+  if (boundary->size() <= kMaxBoundary) return;
+  SortUnique(boundary);
+  if (boundary->size() <= kMaxBoundary) return;
+  const auto nearer = [threshold](const SimilarPair& x, const SimilarPair& y) {
+    const double dx = std::abs(x.jaccard - threshold), dy = std::abs(y.jaccard - threshold);
+    if (dx != dy) return dx < dy;
+    return x.first != y.first ? x.first < y.first : x.second < y.second;
+  };
+  std::nth_element(boundary->begin(), boundary->begin() + kMaxBoundary, boundary->end(), nearer);
+  for (size_t i = kMaxBoundary; i < boundary->size(); ++i) {
+    if ((*boundary)[i].jaccard >= threshold) pairs->push_back((*boundary)[i]);
+  }
+  boundary->resize(kMaxBoundary);
+  SortUnique(boundary);
+}
+
+}  // namespace
+
+Result<LinearJoinResult> LinearJoin(const LinearJoinInput& input,
+                                    const LinearJoinOptions& options) {
+  if (input.items >= UINT32_MAX) return Status::InvalidArgument("too many documents for one join");
+  const Sketcher& sketcher = *input.sketcher;
+  const size_t bands = static_cast<size_t>(sketcher.options().bands);
+  std::unique_ptr<BoundaryMargins> margins;
+  if (options.boundary_sigmas > 0) {
+    margins = std::make_unique<BoundaryMargins>(sketcher.options(), options.threshold,
+                                                options.boundary_sigmas);
+  }
+  std::vector<uint32_t> root(input.groups);
+  for (uint32_t g = 0; g < input.groups; ++g) root[g] = g;
+  const BandContext context{input,
+                            options,
+                            root,
+                            margins.get(),
+                            sketcher.sketch_bytes(),
+                            static_cast<uint32_t>(sketcher.exact_capacity())};
+  const size_t threads = static_cast<size_t>(std::max(options.threads, 1));
+  const size_t max_values = std::max<size_t>(options.memory_bytes / sizeof(Entry), kPrefixes);
+  std::vector<Entry> values;
+  Found found;
+  for (size_t band = 0; band < bands; ++band) {
+    const size_t before = found.pairs.size();
+    NEARDUP_RETURN_IF_ERROR(JoinBand(context, band, threads, max_values, &values, &found));
+    CapBoundary(options.threshold, &found.boundary, &found.pairs);
+    Apply(std::span(found.pairs).subspan(before), &root);
+    // Full compression: parents are never above their groups, so one ascending pass leaves every
+    // group pointing at its root.
+    for (uint32_t g = 0; g < input.groups; ++g) root[g] = root[root[g]];
+  }
+  std::vector<Entry>().swap(values);
+  LinearJoinResult result;
+  result.pairs = std::move(found.pairs);
+  result.boundary = std::move(found.boundary);
+  result.band_collisions = found.band_collisions;
+  result.connected = found.connected;
+  result.verifications = found.verifications;
+  SortUnique(&result.pairs);
+  SortUnique(&result.boundary);
+  return result;
+}
+
+}  // namespace neardup::dedup_internal

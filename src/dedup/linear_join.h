@@ -1,0 +1,85 @@
+// The clustering join of the default method, with work linear in the corpus (doc/candidates.md,
+// "The linear join").
+//
+// Band by band, the items (documents or groups of identical signatures) are sorted by band key. In
+// a run of equal keys of at most 64 members, every pair not already connected (by the pairs of the
+// earlier bands) is verified, as the all-pairs join would. A longer run is joined in two ways that
+// each cost a bounded number of verifications per member: against at most `representatives`
+// earlier members (each member is verified against every representative of another component;
+// one in no representative's component becomes one while there is room), and against its next 8
+// neighbours by number of features and its next 40 in the order of 32 bins of the sketches
+// (near-duplicates agree on most bins and sort together), within the size bound
+// J(A, B) <= |A| / |B|. A run of m members costs at most m * (representatives + 48) verifications,
+// whatever its length; the components found are those of all the pairs except where a long run
+// hides a pair that neither way reaches (measured in doc/candidates.md, "The linear join").
+//
+// The result does not depend on thread timing or the thread count: one band at a time, its runs are
+// joined on all threads against the components as the band began (the pairs of the earlier
+// bands), and its pairs are applied between bands in key order.
+//
+// Memory: a band's keys are sorted in at most memory_bytes (16 bytes per item in a pass: key, item,
+// group and root; several passes over the band's keys when they do not fit), plus the components
+// (4 bytes per group) and 12 bytes per pair found.
+#ifndef NEARDUP_DEDUP_LINEAR_JOIN_H_
+#define NEARDUP_DEDUP_LINEAR_JOIN_H_
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <vector>
+
+#include "dedup/spill.h"
+#include "neardup/sketch.h"
+#include "neardup/status.h"
+
+namespace neardup::dedup_internal {
+
+// Calls fn(first, keys) for consecutive chunks of band `band`'s keys of items [begin, end): item
+// first, first + 1, ... (begin is a multiple of kBandKeyAlignment. Callable by several threads at
+// once.)
+using BandKeyReader =
+    std::function<Status(size_t band, uint64_t begin, uint64_t end,
+                         const std::function<Status(uint64_t, std::span<const uint32_t>)>& fn)>;
+
+struct LinearJoinInput {
+  const Sketcher* sketcher = nullptr;
+  uint64_t items = 0;
+  // Item -> group (kNoGroup: left out of the join); null: item i is group i.
+  const std::vector<uint32_t>* group_of = nullptr;
+  uint32_t groups = 0;
+  const uint8_t* sketches = nullptr;  // item i's sketch at i * sketch_bytes
+  BandKeyReader band_keys;
+};
+
+struct LinearJoinOptions {
+  double threshold = 0.8;
+  // > 0: estimates within this many standard deviations (EstimateSpread at the pair's sizes) of
+  // the threshold are boundary pairs, decided by the caller (pairs of two documents in exact form
+  // are decided here: their estimate is exact).
+  double boundary_sigmas = 0;
+  int threads = 1;
+  size_t memory_bytes = size_t{1} << 30;  // for the bands' sort arrays, all threads together
+  size_t representatives = 4;
+  const std::atomic<bool>* cancel = nullptr;
+};
+
+struct LinearJoinResult {
+  // Pairs of groups (first < second), ascending, each once, with their estimate: at or above the
+  // threshold and out of the margin (in exact form: at or above the threshold).
+  std::vector<SimilarPair> pairs;
+  // Pairs of groups whose estimate is within the margin of the threshold, ascending, each once (a
+  // pair may also be in `pairs` when another band decided it): at most the 4Mi nearest the
+  // threshold, those beyond are decided by their estimates (and then in `pairs` if accepted).
+  std::vector<SimilarPair> boundary;
+  uint64_t band_collisions = 0;  // run members seen, all bands
+  uint64_t connected = 0;        // of them, skipped: already in a representative's component
+  uint64_t verifications = 0;    // sketch comparisons
+};
+
+// InvalidArgument for 2^32 - 1 items or more; errors of band_keys; Cancelled.
+Result<LinearJoinResult> LinearJoin(const LinearJoinInput& input, const LinearJoinOptions& options);
+
+}  // namespace neardup::dedup_internal
+
+#endif  // NEARDUP_DEDUP_LINEAR_JOIN_H_

@@ -1,0 +1,284 @@
+// The spill files against the values written: every band key and sketch read back, over whole and
+// partial ranges, with O_DIRECT and on tmpfs; write errors (a file size limit) that name the folder
+// and --tmp-dir; files cut short after they were written.
+#include "dedup/spill.h"
+
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <thread>
+
+#include "testutil.h"
+
+namespace neardup::dedup_internal {
+namespace {
+
+uint64_t Mix(uint64_t x) {
+  x += 0x9E3779B97F4A7C15ull;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+  return x ^ (x >> 31);
+}
+
+// The values written: pseudo-random functions of the document (and band, and byte).
+uint32_t KeyOf(uint64_t document, size_t band) {
+  return static_cast<uint32_t>(Mix(document * 64 + band) >> 16);
+}
+
+void SketchOf(uint64_t document, size_t sketch_bytes, uint8_t* out) {
+  for (size_t i = 0; i < sketch_bytes; i += 8) {
+    const uint64_t word = Mix((document << 12) + i + (uint64_t{1} << 60));
+    std::memcpy(out + i, &word, std::min<size_t>(8, sketch_bytes - i));
+  }
+}
+
+struct Shape {
+  uint64_t documents;
+  size_t bands;
+  size_t sketch_bytes;
+};
+
+// Appends the documents of `shape` to a new writer in `dir` and finishes it.
+Status WriteAll(const std::string& dir, const Shape& shape) {
+  auto writer = SpillWriter::Create(dir, shape.sketch_bytes, shape.bands);
+  if (!writer.ok()) return writer.status();
+  std::vector<uint8_t> sketch(shape.sketch_bytes);
+  std::vector<uint32_t> keys(shape.bands);
+  for (uint64_t d = 0; d < shape.documents; ++d) {
+    SketchOf(d, shape.sketch_bytes, sketch.data());
+    for (size_t j = 0; j < shape.bands; ++j) keys[j] = KeyOf(d, j);
+    NEARDUP_RETURN_IF_ERROR((*writer)->Append(sketch.data(), keys.data()));
+  }
+  const uint64_t total = shape.documents * (shape.sketch_bytes + 4 * shape.bands);
+  EXPECT_EQ((*writer)->bytes(), total);
+  EXPECT_EQ((*writer)->documents(), shape.documents);
+  NEARDUP_RETURN_IF_ERROR((*writer)->Finish());
+  EXPECT_EQ((*writer)->bytes(), total);
+  EXPECT_EQ((*writer)->dir(), dir);
+  return Status::OK();
+}
+
+// Reads band `band` of [begin, end) and checks every chunk: consecutive, the keys written, ending
+// at `end`. An empty string when all is well, else the first discrepancy.
+std::string CheckBand(const BandKeyFiles& files, size_t band, uint64_t begin, uint64_t end) {
+  uint64_t next = begin;
+  std::string error;
+  const Status status =
+      files.ForEachChunk(band, begin, end, [&](uint64_t first, std::span<const uint32_t> keys) {
+        if (first != next && error.empty()) {
+          error = "chunk at " + std::to_string(first) + ", expected " + std::to_string(next);
+        }
+        for (size_t i = 0; i < keys.size() && error.empty(); ++i) {
+          if (keys[i] != KeyOf(first + i, band)) {
+            error = "key of document " + std::to_string(first + i) + " differs";
+          }
+        }
+        next = first + keys.size();
+        return Status::OK();
+      });
+  if (!status.ok()) return status.ToString();
+  if (error.empty() && next != end) {
+    error = "read up to " + std::to_string(next) + " instead of " + std::to_string(end);
+  }
+  return error.empty() ? error
+                       : "band " + std::to_string(band) + " [" + std::to_string(begin) + ", " +
+                             std::to_string(end) + "): " + error;
+}
+
+// Whether this process has `path` open with O_DIRECT (from /proc/self/fdinfo), if it has it open.
+std::optional<bool> OpenWithDirect(const std::string& path) {
+  std::error_code ignored;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc/self/fd", ignored)) {
+    if (std::filesystem::read_symlink(entry.path(), ignored) != path) continue;
+    std::ifstream info("/proc/self/fdinfo/" + entry.path().filename().string());
+    std::string field;
+    while (info >> field) {
+      if (field == "flags:") {
+        std::string octal;
+        info >> octal;
+        return (std::stoul(octal, nullptr, 8) & O_DIRECT) != 0;
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+// Writes `shape` to `dir`, then reads every band over the whole range and over aligned partial
+// ranges (on two threads at once), and every sketch.
+void RoundTrip(const std::string& dir, const Shape& shape) {
+  {
+    auto probe = SpillWriter::Create(dir, shape.sketch_bytes, shape.bands);
+    ASSERT_TRUE(probe.ok()) << probe.status().ToString();
+    const std::optional<bool> direct = OpenWithDirect(dir + "/band-0");
+    ASSERT_TRUE(direct.has_value());
+    std::printf("%s: band files with O_DIRECT: %s\n", dir.c_str(), *direct ? "yes" : "no");
+    ::testing::Test::RecordProperty("o_direct", *direct ? "yes" : "no");
+  }
+  ASSERT_TRUE(WriteAll(dir, shape).ok());
+  const uint64_t n = shape.documents;
+  for (size_t j = 0; j < shape.bands; ++j) {
+    EXPECT_EQ(std::filesystem::file_size(dir + "/band-" + std::to_string(j)), 4 * n);
+  }
+  EXPECT_EQ(std::filesystem::file_size(dir + "/sketches"), n * shape.sketch_bytes);
+
+  const BandKeyFiles files(dir, shape.bands, n);
+  const uint64_t last_block = n / kBandKeyAlignment * kBandKeyAlignment;
+  const std::vector<std::pair<uint64_t, uint64_t>> ranges = {
+      {0, n},
+      {37 * kBandKeyAlignment, n - 5},
+      {last_block, n},
+      {kBandKeyAlignment, 3000},
+      {1024, 1024},
+      {0, 1},
+      // Across the reads of 4 MiB (1Mi keys), when there are that many documents.
+      {std::min(last_block, (uint64_t{1} << 20) - 2048), std::min(n, (uint64_t{1} << 21) + 3)}};
+  std::vector<std::string> errors(shape.bands);
+  auto check_bands = [&](size_t from) {
+    for (size_t j = from; j < shape.bands; j += 2) {
+      for (const auto& [begin, end] : ranges) {
+        if (errors[j].empty()) errors[j] = CheckBand(files, j, begin, end);
+      }
+    }
+  };
+  std::thread other(check_bands, 1);
+  check_bands(0);
+  other.join();
+  for (const std::string& error : errors) EXPECT_EQ(error, "");
+
+  auto sketches = SketchFile::Open(dir, shape.sketch_bytes, n);
+  ASSERT_TRUE(sketches.ok()) << sketches.status().ToString();
+  std::vector<uint8_t> expected(shape.sketch_bytes);
+  uint64_t differing = 0;
+  for (uint64_t d = 0; d < n; ++d) {
+    SketchOf(d, shape.sketch_bytes, expected.data());
+    differing += std::memcmp((*sketches)->At(d), expected.data(), shape.sketch_bytes) != 0;
+  }
+  EXPECT_EQ(differing, 0u);
+}
+
+// 300001 documents: neither a multiple of the read alignment (1024) nor of the band buffer (256Ki).
+constexpr Shape kDefaultShape{300001, 20, 132};
+
+TEST(SpillTest, RoundTrip) {
+  testing::TempDir dir;
+  RoundTrip(dir.path(), kDefaultShape);
+}
+
+TEST(SpillTest, RoundTripAcrossReadChunks) {
+  // Over 2Mi documents: band files read in several chunks of 1Mi keys, sketches in 4 MiB buffers.
+  testing::TempDir dir;
+  RoundTrip(dir.path(), {(uint64_t{2} << 20) + 4097, 2, 12});
+}
+
+TEST(SpillTest, RoundTripOnTmpfs) {
+  std::string templ = "/dev/shm/neardup-spill-test-XXXXXX";
+  if (::mkdtemp(templ.data()) == nullptr) GTEST_SKIP() << "no writable /dev/shm";
+  RoundTrip(templ, testing::Sanitized() ? Shape{100001, 20, 132} : kDefaultShape);
+  std::error_code ignored;
+  std::filesystem::remove_all(templ, ignored);
+}
+
+// In a child process: appends `documents` documents of `shape` under a file size limit of `limit`
+// bytes (SIGXFSZ ignored: write() fails with EFBIG), then finishes, and prints the first error.
+// Exits with 0 when there was one, an IOError from Append (in_append) or Finish naming the file in
+// `dir` and --tmp-dir.
+[[noreturn]] void WriteUnderSizeLimit(const std::string& dir, const Shape& shape, rlim_t limit,
+                                      const std::string& file, bool in_append) {
+  std::signal(SIGXFSZ, SIG_IGN);
+  rlimit limits{};
+  ::getrlimit(RLIMIT_FSIZE, &limits);
+  limits.rlim_cur = limit;
+  if (::setrlimit(RLIMIT_FSIZE, &limits) != 0) std::_Exit(2);
+  auto writer = SpillWriter::Create(dir, shape.sketch_bytes, shape.bands);
+  if (!writer.ok()) std::_Exit(3);
+  std::vector<uint8_t> sketch(shape.sketch_bytes);
+  std::vector<uint32_t> keys(shape.bands);
+  Status status;
+  bool from_append = false;
+  for (uint64_t d = 0; d < shape.documents && status.ok(); ++d) {
+    SketchOf(d, shape.sketch_bytes, sketch.data());
+    for (size_t j = 0; j < shape.bands; ++j) keys[j] = KeyOf(d, j);
+    status = (*writer)->Append(sketch.data(), keys.data());
+    from_append = !status.ok();
+  }
+  if (status.ok()) status = (*writer)->Finish();
+  writer->reset();
+  std::fprintf(stderr, "%s\n", status.ToString().c_str());
+  const std::string& message = status.message();
+  const bool named = message.find(dir + "/" + file + ":") != std::string::npos &&
+                     message.find("--tmp-dir") != std::string::npos;
+  std::_Exit(status.code() == Status::Code::kIOError && named && from_append == in_append ? 0 : 1);
+}
+
+TEST(SpillTest, WriteErrorsNameTheFolderAndTmpDir) {
+  testing::TempDir dir;
+  // The sketches' first 4 MiB write is cut at 1 MiB.
+  EXPECT_EXIT(WriteUnderSizeLimit(dir.path(), {200000, 20, 132}, (1 << 20) + 100, "sketches", true),
+              ::testing::ExitedWithCode(0), "IO error: temporary file .*sketches: File too large");
+  // Nothing written before Finish.
+  EXPECT_EXIT(WriteUnderSizeLimit(dir.path(), {1000, 3, 132}, 4096, "sketches", false),
+              ::testing::ExitedWithCode(0), "sketches: File too large.*--tmp-dir");
+  // A band file's O_DIRECT write cut at the limit (sketches of one byte fit under it).
+  EXPECT_EXIT(WriteUnderSizeLimit(dir.path(), {3000, 1, 1}, 4096, "band-0", false),
+              ::testing::ExitedWithCode(0), "band-0: File too large.*--tmp-dir");
+  // A band buffer's flush in Append (256Ki keys: 1 MiB) under a limit of 512 KiB.
+  EXPECT_EXIT(WriteUnderSizeLimit(dir.path(), {300000, 1, 1}, 512 << 10, "band-0", true),
+              ::testing::ExitedWithCode(0), "band-0: File too large");
+}
+
+TEST(SpillTest, ShortFilesAreErrors) {
+  testing::TempDir dir;
+  const Shape shape{5000, 3, 132};
+  ASSERT_TRUE(WriteAll(dir.path(), shape).ok());
+  const BandKeyFiles files(dir.path(), shape.bands, shape.documents);
+  EXPECT_EQ(CheckBand(files, 0, 0, shape.documents), "");
+  // Band 1 cut inside a block, band 2 at a block boundary (8192 bytes: 2048 keys).
+  std::filesystem::resize_file(dir.Path("band-1"), 4 * (shape.documents - 100));
+  std::filesystem::resize_file(dir.Path("band-2"), 8192);
+  for (size_t band : {1, 2}) {
+    SCOPED_TRACE(band);
+    const Status status = files.ForEachChunk(
+        band, 0, shape.documents, [](uint64_t, std::span<const uint32_t>) { return Status::OK(); });
+    EXPECT_EQ(status.code(), Status::Code::kIOError);
+    EXPECT_NE(status.message().find(dir.Path("band-" + std::to_string(band))), std::string::npos)
+        << status.ToString();
+  }
+  EXPECT_NE(CheckBand(files, 2, 0, shape.documents).find("shorter than written"),
+            std::string::npos);
+  // What remains is read.
+  EXPECT_EQ(CheckBand(files, 1, 0, 4096), "");
+  EXPECT_EQ(CheckBand(files, 2, 1024, 2048), "");
+  // fn's error stops the reading.
+  int calls = 0;
+  const Status stopped =
+      files.ForEachChunk(0, 0, shape.documents, [&](uint64_t, std::span<const uint32_t>) {
+        ++calls;
+        return Status::Cancelled("stop");
+      });
+  EXPECT_EQ(stopped.code(), Status::Code::kCancelled);
+  EXPECT_EQ(calls, 1);
+
+  std::filesystem::resize_file(dir.Path("sketches"), (shape.documents - 1) * shape.sketch_bytes);
+  auto short_sketches = SketchFile::Open(dir.path(), shape.sketch_bytes, shape.documents);
+  ASSERT_FALSE(short_sketches.ok());
+  EXPECT_EQ(short_sketches.status().code(), Status::Code::kIOError);
+  EXPECT_NE(short_sketches.status().message().find("shorter than written"), std::string::npos);
+  EXPECT_TRUE(SketchFile::Open(dir.path(), shape.sketch_bytes, shape.documents - 1).ok());
+
+  const BandKeyFiles missing(dir.Path("gone"), 1, 10);
+  EXPECT_EQ(missing.ForEachChunk(0, 0, 10, [](uint64_t, auto) { return Status::OK(); }).code(),
+            Status::Code::kIOError);
+  EXPECT_EQ(SketchFile::Open(dir.Path("gone"), 132, 10).status().code(), Status::Code::kIOError);
+  EXPECT_EQ(SpillWriter::Create(dir.Path("gone"), 132, 2).status().code(), Status::Code::kIOError);
+}
+
+}  // namespace
+}  // namespace neardup::dedup_internal
