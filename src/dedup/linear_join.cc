@@ -110,15 +110,50 @@ void CollectMembers(const BandContext& c, std::span<const Entry> run,
   }
 }
 
-// Every pair of a short run whose groups are not connected yet: what the all-pairs join verifies.
-void JoinShortRun(const BandContext& c, std::span<const Member> members, Found* out) {
-  for (size_t x = 0; x + 1 < members.size(); ++x) {
-    for (size_t y = x + 1; y < members.size(); ++y) {
-      if (members[x].root == members[y].root) {
+// The components of a run's members: connected as the band began (equal roots), and as the pairs
+// found in the run join them, so that a pair already connected either way is not verified.
+class RunComponents {
+ public:
+  void Reset(std::span<const Member> members) {
+    const auto n = static_cast<uint32_t>(members.size());
+    parent_.resize(n);
+    by_root_.resize(n);
+    for (uint32_t i = 0; i < n; ++i) by_root_[i] = {members[i].root, i};
+    std::sort(by_root_.begin(), by_root_.end());
+    for (uint32_t k = 0; k < n; ++k) {
+      const bool same = k > 0 && by_root_[k].first == by_root_[k - 1].first;
+      parent_[by_root_[k].second] = same ? parent_[by_root_[k - 1].second] : by_root_[k].second;
+    }
+  }
+  uint32_t Find(uint32_t i) {
+    while (parent_[i] != i) i = parent_[i] = parent_[parent_[i]];
+    return i;
+  }
+  bool Connected(uint32_t a, uint32_t b) { return Find(a) == Find(b); }
+  void Unite(uint32_t a, uint32_t b) {
+    a = Find(a);
+    b = Find(b);
+    if (a != b) parent_[std::max(a, b)] = std::min(a, b);
+  }
+
+ private:
+  std::vector<uint32_t> parent_;
+  std::vector<std::pair<uint32_t, uint32_t>> by_root_;
+};
+
+// Every pair of a short run whose groups are not connected yet (as the band began, or by the pairs
+// found in the run): the components the all-pairs join finds in it.
+void JoinShortRun(const BandContext& c, std::span<const Member> members, RunComponents* components,
+                  Found* out) {
+  components->Reset(members);
+  const auto n = static_cast<uint32_t>(members.size());
+  for (uint32_t x = 0; x + 1 < n; ++x) {
+    for (uint32_t y = x + 1; y < n; ++y) {
+      if (components->Connected(x, y)) {
         ++out->connected;
         continue;
       }
-      Verify(c, members[x], members[y], out);
+      if (Verify(c, members[x], members[y], out)) components->Unite(x, y);
     }
   }
 }
@@ -136,8 +171,8 @@ uint64_t SortKey(const BandContext& c, size_t band, const Member& m) {
 
 // A long run, in two ways that each cost a bounded number of verifications per member:
 //  1. representatives: each member is verified against every representative of another component
-//     (as the band began, and as the member's own matches in this run join it to theirs); a member
-//     in no representative's component becomes one while there is room;
+//     (RunComponents: as the band began, and as the pairs found in the run join them); a member in
+//     no representative's component becomes one while there is room;
 //  2. neighbours: sorted by number of features, then by 32 bins of their sketches (SortKey), each
 //     member is verified against its next kSizeNeighbours, then kBinNeighbours, within the size
 //     bound J(A, B) <= |A| / |B|. Two documents agree on each bin with probability about
@@ -145,64 +180,60 @@ uint64_t SortKey(const BandContext& c, size_t band, const Member& m) {
 //     while members that merely share the run's band key (J about 0.5) agree on 0.75 of the bits;
 //     near sizes catch the small sets, whose few real bins densification copies into many. This
 //     finds the pairs between members that are not representatives.
-void JoinLongRun(const BandContext& c, size_t band, std::span<Member> members, Found* out) {
-  std::array<const Member*, kMaxRepresentatives> reps;
-  std::array<uint32_t, kMaxRepresentatives> rep_roots;
+void JoinLongRun(const BandContext& c, size_t band, std::span<Member> members,
+                 RunComponents* components, Found* out) {
+  components->Reset(members);
+  std::array<uint32_t, kMaxRepresentatives> reps;
   size_t rep_count = 0;
   const size_t max_reps = std::min(c.options.representatives, kMaxRepresentatives);
-  std::array<uint32_t, kMaxRepresentatives + 1> joined;  // roots the member is now connected to
-  for (const Member& m : members) {
-    size_t joined_count = 0;
-    joined[joined_count++] = m.root;
+  const auto n = static_cast<uint32_t>(members.size());
+  for (uint32_t m = 0; m < n; ++m) {
     bool represented = false;
     for (size_t r = 0; r < rep_count; ++r) {
-      const auto end = joined.begin() + static_cast<std::ptrdiff_t>(joined_count);
-      if (std::find(joined.begin(), end, rep_roots[r]) != end) {
+      if (components->Connected(m, reps[r])) {
         represented = true;
         ++out->connected;
         continue;
       }
-      if (Verify(c, m, *reps[r], out)) {
-        joined[joined_count++] = rep_roots[r];
+      if (Verify(c, members[m], members[reps[r]], out)) {
+        components->Unite(m, reps[r]);
         represented = true;
       }
     }
-    if (!represented && rep_count < max_reps) {
-      reps[rep_count] = &m;
-      rep_roots[rep_count++] = m.root;
-    }
+    if (!represented && rep_count < max_reps) reps[rep_count++] = m;
   }
-  std::vector<std::pair<uint64_t, uint32_t>> order(members.size());
+  std::vector<std::pair<uint64_t, uint32_t>> order(n);
   const double lowest = c.options.threshold - (c.margins == nullptr ? 0 : c.margins->largest());
   // Each member against its next `neighbours` in `order`, within the size bound.
   auto join_neighbours = [&](size_t neighbours) {
     for (size_t x = 0; x < order.size(); ++x) {
-      const Member& a = members[order[x].second];
+      const uint32_t a = order[x].second;
       for (size_t y = x + 1; y < order.size() && y <= x + neighbours; ++y) {
-        const Member& b = members[order[y].second];
-        if (std::min(a.features, b.features) < lowest * std::max(a.features, b.features)) continue;
-        if (a.root == b.root) {
+        const uint32_t b = order[y].second;
+        const uint32_t fa = members[a].features, fb = members[b].features;
+        if (std::min(fa, fb) < lowest * std::max(fa, fb)) continue;
+        if (components->Connected(a, b)) {
           ++out->connected;
           continue;
         }
-        Verify(c, a, b, out);
+        if (Verify(c, members[a], members[b], out)) components->Unite(a, b);
       }
     }
   };
-  for (uint32_t i = 0; i < members.size(); ++i) {
+  for (uint32_t i = 0; i < n; ++i) {
     members[i].features = FeatureCount(members[i].sketch);
     order[i] = {members[i].features, i};
   }
   std::sort(order.begin(), order.end());
   join_neighbours(kSizeNeighbours);
-  for (uint32_t i = 0; i < members.size(); ++i) order[i] = {SortKey(c, band, members[i]), i};
+  for (uint32_t i = 0; i < n; ++i) order[i] = {SortKey(c, band, members[i]), i};
   std::sort(order.begin(), order.end());
   join_neighbours(kBinNeighbours);
 }
 
 // Sorts `entries` by key, then item, and joins every run of two or more.
 void JoinBucket(const BandContext& c, size_t band, std::span<Entry> entries,
-                std::vector<Member>* members, Found* out) {
+                std::vector<Member>* members, RunComponents* components, Found* out) {
   std::sort(entries.begin(), entries.end(), [](const Entry& x, const Entry& y) {
     return x.key != y.key ? x.key < y.key : x.item < y.item;
   });
@@ -213,9 +244,9 @@ void JoinBucket(const BandContext& c, size_t band, std::span<Entry> entries,
       CollectMembers(c, entries.subspan(start, end - start), members);
       out->band_collisions += members->size();
       if (members->size() <= kShortRun) {
-        JoinShortRun(c, *members, out);
+        JoinShortRun(c, *members, components, out);
       } else {
-        JoinLongRun(c, band, *members, out);
+        JoinLongRun(c, band, *members, components, out);
       }
     }
     start = end;
@@ -309,11 +340,13 @@ Status JoinBand(const BandContext& c, size_t band, size_t threads, size_t max_va
     std::atomic<size_t> next{0};
     NEARDUP_RETURN_IF_ERROR(OnThreads(threads, [&](size_t) {
       std::vector<Member> members;
+      RunComponents components;
       for (size_t b = next++; b < blocks; b = next++) {
         if (IsCancelled(c.options)) return Status::Cancelled("interrupted");
         Found& out = block_found[b];
         for (size_t p = lo + b * kPrefixBlock; p < lo + (b + 1) * kPrefixBlock; ++p) {
-          JoinBucket(c, band, std::span(*values).subspan(starts[p], totals[p]), &members, &out);
+          JoinBucket(c, band, std::span(*values).subspan(starts[p], totals[p]), &members,
+                     &components, &out);
         }
       }
       return Status::OK();
