@@ -51,7 +51,7 @@ struct Found {
 
 // An item of a band in the sort array: its key, and what the join reads of it, looked up while the
 // band is scattered (items in order: near-sequential reads) rather than at random in the runs.
-struct Entry {
+struct BandEntry {
   uint32_t key;
   uint32_t item;
   uint32_t group;
@@ -102,10 +102,10 @@ bool Verify(const BandContext& c, const Member& a, const Member& b, Found* out) 
 }
 
 // The members of a run of entries (their sketches are not read here).
-void CollectMembers(const BandContext& c, std::span<const Entry> run,
+void CollectMembers(const BandContext& c, std::span<const BandEntry> run,
                     std::vector<Member>* members) {
   members->clear();
-  for (const Entry& e : run) {
+  for (const BandEntry& e : run) {
     members->push_back({e.group, e.root, 0, c.input.sketches + uint64_t{e.item} * c.sketch_bytes});
   }
 }
@@ -232,9 +232,9 @@ void JoinLongRun(const BandContext& c, size_t band, std::span<Member> members,
 }
 
 // Sorts `entries` by key, then item, and joins every run of two or more.
-void JoinBucket(const BandContext& c, size_t band, std::span<Entry> entries,
+void JoinBucket(const BandContext& c, size_t band, std::span<BandEntry> entries,
                 std::vector<Member>* members, RunComponents* components, Found* out) {
-  std::sort(entries.begin(), entries.end(), [](const Entry& x, const Entry& y) {
+  std::sort(entries.begin(), entries.end(), [](const BandEntry& x, const BandEntry& y) {
     return x.key != y.key ? x.key < y.key : x.item < y.item;
   });
   for (size_t start = 0; start < entries.size();) {
@@ -273,7 +273,7 @@ Status OnThreads(size_t threads, const std::function<Status(size_t)>& fn) {
 // buckets, a block of prefixes at a time. The blocks' findings are appended to *found in prefix
 // order (the same whatever the thread count).
 Status JoinBand(const BandContext& c, size_t band, size_t threads, size_t max_values,
-                std::vector<Entry>* values, Found* found) {
+                std::vector<BandEntry>* values, Found* found) {
   const LinearJoinInput& input = c.input;
   // Item ranges of the threads, on read boundaries.
   std::vector<uint64_t> bounds(threads + 1, input.items);
@@ -436,8 +436,8 @@ Result<LinearJoinResult> LinearJoin(const LinearJoinInput& input,
                             sketcher.sketch_bytes(),
                             static_cast<uint32_t>(sketcher.exact_capacity())};
   const size_t threads = static_cast<size_t>(std::max(options.threads, 1));
-  const size_t max_values = std::max<size_t>(options.memory_bytes / sizeof(Entry), kPrefixes);
-  std::vector<Entry> values;
+  const size_t max_values = std::max<size_t>(options.memory_bytes / sizeof(BandEntry), kPrefixes);
+  std::vector<BandEntry> values;
   Found found;
   for (size_t band = 0; band < bands; ++band) {
     const size_t before = found.pairs.size();
@@ -448,7 +448,7 @@ Result<LinearJoinResult> LinearJoin(const LinearJoinInput& input,
     // group pointing at its root.
     for (uint32_t g = 0; g < input.groups; ++g) root[g] = root[root[g]];
   }
-  std::vector<Entry>().swap(values);
+  std::vector<BandEntry>().swap(values);
   LinearJoinResult result;
   result.pairs = std::move(found.pairs);
   result.boundary = std::move(found.boundary);
