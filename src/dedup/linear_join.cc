@@ -383,9 +383,10 @@ void Apply(std::span<const SimilarPair> pairs, std::vector<uint32_t>* parent) {
   }
 }
 
-// Sorts and removes repeats (the same pair found in several bands: the first kept).
+// Sorts and removes repeats (the same pair found in several bands, with the same estimate: one
+// pair's sketches give one estimate), in place.
 void SortUnique(std::vector<SimilarPair>* pairs) {
-  std::stable_sort(pairs->begin(), pairs->end(), [](const SimilarPair& x, const SimilarPair& y) {
+  std::sort(pairs->begin(), pairs->end(), [](const SimilarPair& x, const SimilarPair& y) {
     return x.first != y.first ? x.first < y.first : x.second < y.second;
   });
   pairs->erase(std::unique(pairs->begin(), pairs->end(),
@@ -395,13 +396,12 @@ void SortUnique(std::vector<SimilarPair>* pairs) {
                pairs->end());
 }
 
-// Keeps the kMaxBoundary boundary pairs nearest the threshold (sorted, unique); those dropped that
-// the estimate accepts are appended to *pairs.
+// Keeps the kMaxBoundary boundary pairs nearest the threshold once there are twice as many (a
+// selection in linear time, not a sort: this runs after every band); those dropped that the
+// estimate accepts are appended to *pairs.
 void CapBoundary(double threshold, std::vector<SimilarPair>* boundary,
                  std::vector<SimilarPair>* pairs) {
-  if (boundary->size() <= kMaxBoundary) return;
-  SortUnique(boundary);
-  if (boundary->size() <= kMaxBoundary) return;
+  if (boundary->size() <= 2 * kMaxBoundary) return;
   const auto nearer = [threshold](const SimilarPair& x, const SimilarPair& y) {
     const double dx = std::abs(x.jaccard - threshold), dy = std::abs(y.jaccard - threshold);
     if (dx != dy) return dx < dy;
@@ -412,7 +412,6 @@ void CapBoundary(double threshold, std::vector<SimilarPair>* boundary,
     if ((*boundary)[i].jaccard >= threshold) pairs->push_back((*boundary)[i]);
   }
   boundary->resize(kMaxBoundary);
-  SortUnique(boundary);
 }
 
 }  // namespace
