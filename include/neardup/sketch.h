@@ -104,6 +104,13 @@ class Sketcher {
   Result<double> EstimateJaccard(std::span<const uint8_t> a, std::span<const uint8_t> b) const;
 };
 
+// The number of distinct features a stored sketch was made from: its first 4 bytes (little-endian,
+// as the sketch format stores it). At most Sketcher::exact_capacity(): the sketch is in exact form.
+inline uint32_t SketchFeatureCount(const uint8_t* sketch) {
+  return uint32_t{sketch[0]} | uint32_t{sketch[1]} << 8 | uint32_t{sketch[2]} << 16 |
+         uint32_t{sketch[3]} << 24;
+}
+
 // A pair of documents (positions, first < second) found similar, with its estimated Jaccard.
 struct SimilarPair {
   uint32_t first = 0;

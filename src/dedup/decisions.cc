@@ -178,8 +178,7 @@ Status DecideBoundary(const JobSettings& settings, const ExactJaccardFunction& e
   for (; exact_count < todo.size(); ++exact_count) {
     uint64_t more = 0;
     for (const uint32_t g : {todo[exact_count].first, todo[exact_count].second}) {
-      uint32_t features;
-      std::memcpy(&features, grouping.SketchOf(g, bytes), sizeof(features));
+      const uint32_t features = SketchFeatureCount(grouping.SketchOf(g, bytes));
       if (!chosen[g]) more += uint64_t{features} * sizeof(uint64_t);
     }
     if (used + more > BoundaryBytes(settings)) break;

@@ -71,12 +71,6 @@ uint32_t GroupOf(const LinearJoinInput& input, uint64_t item) {
   return input.group_of == nullptr ? static_cast<uint32_t>(item) : (*input.group_of)[item];
 }
 
-uint32_t FeatureCount(const uint8_t* sketch) {
-  uint32_t count;
-  std::memcpy(&count, sketch, sizeof(count));
-  return count;
-}
-
 SimilarPair Ordered(uint32_t a, uint32_t b, double jaccard) {
   return a < b ? SimilarPair{a, b, static_cast<float>(jaccard)}
                : SimilarPair{b, a, static_cast<float>(jaccard)};
@@ -86,7 +80,8 @@ SimilarPair Ordered(uint32_t a, uint32_t b, double jaccard) {
 // pair.
 bool Verify(const BandContext& c, const Member& a, const Member& b, Found* out) {
   ++out->verifications;
-  const uint32_t features_a = FeatureCount(a.sketch), features_b = FeatureCount(b.sketch);
+  const uint32_t features_a = SketchFeatureCount(a.sketch),
+                 features_b = SketchFeatureCount(b.sketch);
   const bool exact = features_a <= c.exact_capacity && features_b <= c.exact_capacity;
   const double margin = c.margins == nullptr || exact ? 0 : (*c.margins)(features_a, features_b);
   const double lowest = c.options.threshold - margin;
@@ -221,7 +216,7 @@ void JoinLongRun(const BandContext& c, size_t band, std::span<Member> members,
     }
   };
   for (uint32_t i = 0; i < n; ++i) {
-    members[i].features = FeatureCount(members[i].sketch);
+    members[i].features = SketchFeatureCount(members[i].sketch);
     order[i] = {members[i].features, i};
   }
   std::sort(order.begin(), order.end());

@@ -174,12 +174,6 @@ LinearJoinOptions OptionsOf(double threshold, int threads, double boundary_sigma
   return options;
 }
 
-uint32_t FeatureCount(const uint8_t* sketch) {
-  uint32_t count;
-  std::memcpy(&count, sketch, sizeof(count));
-  return count;
-}
-
 class UnionFind {
  public:
   explicit UnionFind(size_t n) : parent_(n) {
@@ -281,7 +275,7 @@ Expected ShortRunModel(const Sketcher& sketcher, const Corpus& c, double thresho
             continue;
           }
           ++e.verifications;
-          const uint32_t fa = FeatureCount(c.sketch(a)), fb = FeatureCount(c.sketch(b));
+          const uint32_t fa = SketchFeatureCount(c.sketch(a)), fb = SketchFeatureCount(c.sketch(b));
           const bool exact = fa <= capacity && fb <= capacity;
           const double margin = margins == nullptr || exact ? 0 : (*margins)(fa, fb);
           const double estimate = sketcher.Estimate(c.sketch(a), c.sketch(b));
@@ -568,8 +562,8 @@ TEST(LinearJoinTest, BoundaryPairsAreThoseOfTheAllPairsJoin) {
   }
   std::vector<std::vector<SimilarPair>> boundary_by_band(corpus.bands + 1);
   for (const SimilarPair& p : all_boundary) {
-    const uint32_t fa = FeatureCount(corpus.sketch(p.first));
-    const uint32_t fb = FeatureCount(corpus.sketch(p.second));
+    const uint32_t fa = SketchFeatureCount(corpus.sketch(p.first));
+    const uint32_t fb = SketchFeatureCount(corpus.sketch(p.second));
     EXPECT_FALSE(fa <= capacity && fb <= capacity) << "exact pairs are decided, not boundary";
     EXPECT_LT(std::abs(p.jaccard - threshold), margins(fa, fb) + 1e-6);
     EXPECT_EQ(FindPair(got->pairs, p.first, p.second), nullptr) << p.first << " " << p.second;
@@ -599,8 +593,8 @@ TEST(LinearJoinTest, BoundaryPairsAreThoseOfTheAllPairsJoin) {
   EXPECT_EQ(got->boundary.size(), in_boundary);
   // The exact-form near pairs are decided: none is a boundary pair.
   for (const SimilarPair& p : got->boundary) {
-    EXPECT_FALSE(FeatureCount(corpus.sketch(p.first)) <= capacity &&
-                 FeatureCount(corpus.sketch(p.second)) <= capacity);
+    EXPECT_FALSE(SketchFeatureCount(corpus.sketch(p.first)) <= capacity &&
+                 SketchFeatureCount(corpus.sketch(p.second)) <= capacity);
   }
   RecordProperty("boundary_pairs", static_cast<int>(in_boundary));
   RecordProperty("boundary_pairs_already_connected", static_cast<int>(connected_before));

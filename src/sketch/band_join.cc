@@ -92,12 +92,6 @@ struct BandWork {
   size_t exact_capacity;
 };
 
-uint32_t FeatureCount(const uint8_t* sketch) {
-  uint32_t count;
-  std::memcpy(&count, sketch, sizeof(count));
-  return count;
-}
-
 // The pairs verified in band j: those sharing no earlier band key (all pairs), or those not yet
 // connected (clustering).
 void JoinBand(const BandWork& w, size_t j, std::vector<uint64_t>* values,
@@ -138,7 +132,8 @@ void JoinBand(const BandWork& w, size_t j, std::vector<uint64_t>* values,
         ++local.candidates;
         const uint8_t* sketch_a = &w.sketches[a * bytes];
         const uint8_t* sketch_b = &w.sketches[b * bytes];
-        const uint32_t count_a = FeatureCount(sketch_a), count_b = FeatureCount(sketch_b);
+        const uint32_t count_a = SketchFeatureCount(sketch_a),
+                       count_b = SketchFeatureCount(sketch_b);
         const bool exact = count_a <= w.exact_capacity && count_b <= w.exact_capacity;
         const double margin = w.margins == nullptr || exact ? 0 : (*w.margins)(count_a, count_b);
         const double lowest = w.threshold - margin;
