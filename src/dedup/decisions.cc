@@ -81,6 +81,7 @@ Grouping GroupBySpilledSignature(Signatures signatures, const IndexMatches& inde
   first.assign(groups, kNoDocument);
   const std::vector<uint64_t>& fingerprints = signatures.fingerprints;
   bool split = false;
+  std::vector<uint8_t> sketch(bytes), first_sketch(bytes);
   for (uint32_t d = 0; d < group_of.size(); ++d) {
     const uint32_t g = group_of[d];
     if (g == kNoGroup) continue;
@@ -89,8 +90,11 @@ Grouping GroupBySpilledSignature(Signatures signatures, const IndexMatches& inde
       continue;
     }
     const uint32_t f = first[g];
-    if (fingerprints[d] != fingerprints[f] ||
-        std::memcmp(sketch_file->At(d), sketch_file->At(f), bytes) != 0) {
+    if (fingerprints[d] == fingerprints[f]) {
+      sketch_file->Read(d, sketch.data());
+      sketch_file->Read(f, first_sketch.data());
+    }
+    if (fingerprints[d] != fingerprints[f] || sketch != first_sketch) {
       group_of[d] = groups++;
       first.push_back(d);
       split = true;
@@ -175,10 +179,11 @@ Status DecideBoundary(const JobSettings& settings, const ExactJaccardFunction& e
   std::vector<bool> chosen(grouping.size(), false);
   uint64_t used = 0;
   size_t exact_count = 0;
+  std::vector<uint8_t> buffer;
   for (; exact_count < todo.size(); ++exact_count) {
     uint64_t more = 0;
     for (const uint32_t g : {todo[exact_count].first, todo[exact_count].second}) {
-      const uint32_t features = SketchFeatureCount(grouping.SketchOf(g, bytes));
+      const uint32_t features = SketchFeatureCount(grouping.SketchOf(g, bytes, &buffer));
       if (!chosen[g]) more += uint64_t{features} * sizeof(uint64_t);
     }
     if (used + more > BoundaryBytes(settings)) break;
@@ -261,6 +266,10 @@ Result<Clusters> JoinSketches(const JobSettings& settings, const ExactJaccardFun
       input.items = grouping->group_of.size();
       input.group_of = &grouping->group_of;
       input.sketches = grouping->sketch_file->At(0);
+      const SketchFile* sketch_file = grouping->sketch_file;
+      input.release = [sketch_file](uint64_t begin, uint64_t end) {
+        sketch_file->Release(begin, end);
+      };
       const BandKeyFiles* files = grouping->band_files;
       input.band_keys = [files](size_t band, uint64_t begin, uint64_t end, const auto& fn) {
         return files->ForEachChunk(band, begin, end, fn);
@@ -386,14 +395,18 @@ std::vector<uint32_t> Grouping::GroupSizes() const {
   return sizes;
 }
 
-const uint8_t* Grouping::SketchOf(uint32_t g, size_t sketch_bytes) const {
+const uint8_t* Grouping::SketchOf(uint32_t g, size_t sketch_bytes,
+                                  std::vector<uint8_t>* buffer) const {
   if (sketch_file == nullptr) return &sketches[g * sketch_bytes];
-  return sketch_file->At(first_member[g]);
+  buffer->resize(sketch_bytes);
+  sketch_file->Read(first_member[g], buffer->data());
+  return buffer->data();
 }
 
 double Grouping::Jaccard(const Sketcher& sketcher, uint32_t a, uint32_t b) const {
   const size_t bytes = sketcher.sketch_bytes();
-  return sketcher.Estimate(SketchOf(a, bytes), SketchOf(b, bytes));
+  thread_local std::vector<uint8_t> buffer_a, buffer_b;
+  return sketcher.Estimate(SketchOf(a, bytes, &buffer_a), SketchOf(b, bytes, &buffer_b));
 }
 
 Grouping GroupDocuments(Signatures signatures, const IndexMatches& index_matches,

@@ -79,8 +79,8 @@ struct Grouping {
   uint64_t FingerprintOf(uint32_t d) const { return fingerprints[group_of[d]]; }
   // The documents of each group.
   std::vector<uint32_t> GroupSizes() const;
-  // Group g's sketch (kAccurate).
-  const uint8_t* SketchOf(uint32_t g, size_t sketch_bytes) const;
+  // Group g's sketch (kAccurate): in `sketches`, or read from the spill file into *buffer.
+  const uint8_t* SketchOf(uint32_t g, size_t sketch_bytes, std::vector<uint8_t>* buffer) const;
   // The estimated Jaccard of the sketches of groups a and b (kAccurate).
   double Jaccard(const Sketcher& sketcher, uint32_t a, uint32_t b) const;
 };

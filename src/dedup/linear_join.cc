@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <cmath>
 #include <cstring>
 #include <memory>
@@ -9,6 +10,7 @@
 #include <thread>
 
 #include "dedup/signature_groups.h"
+#include "util/pod_array.h"
 
 namespace neardup::dedup_internal {
 namespace {
@@ -23,14 +25,35 @@ constexpr size_t kShortRun = 64;
 constexpr size_t kMaxRepresentatives = 64;
 // In a long run, each member is also verified against this many neighbours by number of features,
 // and this many in the order of 32 bins of the sketches.
-constexpr size_t kSizeNeighbours = 8;
-constexpr size_t kBinNeighbours = 40;
+constexpr size_t kSizeNeighbours = 4;
+constexpr size_t kBinNeighbours = 120;
 // At most this many boundary pairs are kept (the nearest the threshold); the others are decided by
 // their estimates.
 constexpr size_t kMaxBoundary = size_t{4} << 20;
 
-// What the threads of a band read: the input, the options, and the components as the band began
-// (group -> its root; read-only during a band).
+// Items are gathered in chunks of this many, each released from the mapping when copied.
+constexpr uint64_t kGatherChunk = uint64_t{1} << 14;
+// The gathered sketches take kGatherBytesPerItem bytes per item, within [kMinGatherBytes,
+// kMaxGatherBytes] and what memory_bytes leaves: a band's blocks are joined in as many parts as
+// their runs' sketches need, each part reading the mapping once.
+constexpr uint64_t kGatherBytesPerItem = 16;
+constexpr uint64_t kMinGatherBytes = uint64_t{64} << 20;
+constexpr uint64_t kMaxGatherBytes = uint64_t{256} << 20;
+
+// Where a pass of a band finds a sketch: the input's of item e.item, or the pass's buffer of its
+// runs' sketches, in the order of the runs (their members' e.item then numbers their places).
+struct SketchLookup {
+  const uint8_t* sketches = nullptr;  // the input's
+  size_t sketch_bytes = 0;
+  const uint8_t* gathered = nullptr;  // null: the input's are read
+
+  const uint8_t* operator()(uint32_t item) const {
+    return (gathered != nullptr ? gathered : sketches) + uint64_t{item} * sketch_bytes;
+  }
+};
+
+// What the threads of a band read: the input, the options, the components as the band began
+// (group -> its root; read-only during a band) and where the sketches are.
 struct BandContext {
   const LinearJoinInput& input;
   const LinearJoinOptions& options;
@@ -38,6 +61,13 @@ struct BandContext {
   const BoundaryMargins* margins;  // null: no boundary pairs
   size_t sketch_bytes;
   uint32_t exact_capacity;
+  SketchLookup sketch;
+  // A bit per item: whether it joins (the first item of its group); null: every item does.
+  const std::vector<uint64_t>* joining;
+
+  bool Joins(uint64_t item) const {
+    return joining == nullptr || ((*joining)[item / 64] >> (item % 64) & 1) != 0;
+  }
 };
 
 // What one block of prefixes of a band found.
@@ -71,6 +101,30 @@ uint32_t GroupOf(const LinearJoinInput& input, uint64_t item) {
   return input.group_of == nullptr ? static_cast<uint32_t>(item) : (*input.group_of)[item];
 }
 
+// The items that join, a bit each: the first of each group (the others have its signature, so they
+// would only repeat its verifications). Empty without group_of.
+std::vector<uint64_t> JoiningItems(const LinearJoinInput& input) {
+  if (input.group_of == nullptr) return {};
+  std::vector<uint64_t> joining((input.items + 63) / 64, 0);
+  std::vector<bool> seen(input.groups, false);
+  for (uint64_t item = 0; item < input.items; ++item) {
+    const uint32_t g = (*input.group_of)[item];
+    if (g == kNoGroup || seen[g]) continue;
+    seen[g] = true;
+    joining[item / 64] |= uint64_t{1} << (item % 64);
+  }
+  return joining;
+}
+
+// Whether the members of a sorted run are all of one component as the band began: nothing to
+// verify (nor any sketch to read).
+bool OneComponent(std::span<const BandEntry> run) {
+  for (const BandEntry& e : run) {
+    if (e.root != run.front().root) return false;
+  }
+  return true;
+}
+
 SimilarPair Ordered(uint32_t a, uint32_t b, double jaccard) {
   return a < b ? SimilarPair{a, b, static_cast<float>(jaccard)}
                : SimilarPair{b, a, static_cast<float>(jaccard)};
@@ -101,7 +155,7 @@ void CollectMembers(const BandContext& c, std::span<const BandEntry> run,
                     std::vector<Member>* members) {
   members->clear();
   for (const BandEntry& e : run) {
-    members->push_back({e.group, e.root, 0, c.input.sketches + uint64_t{e.item} * c.sketch_bytes});
+    members->push_back({e.group, e.root, 0, c.sketch(e.item)});
   }
 }
 
@@ -226,16 +280,58 @@ void JoinLongRun(const BandContext& c, size_t band, std::span<Member> members,
   join_neighbours(kBinNeighbours);
 }
 
-// Sorts `entries` by key, then item, and joins every run of two or more.
-void JoinBucket(const BandContext& c, size_t band, std::span<BandEntry> entries,
-                std::vector<Member>* members, RunComponents* components, Found* out) {
+// Sorts a bucket's entries by key, then item.
+void SortBucket(std::span<BandEntry> entries) {
   std::sort(entries.begin(), entries.end(), [](const BandEntry& x, const BandEntry& y) {
     return x.key != y.key ? x.key < y.key : x.item < y.item;
   });
+}
+
+// The members of the sorted bucket's runs that JoinBucket reads the sketches of: runs of two or
+// more, not all of one component.
+uint64_t RunMembersToRead(std::span<const BandEntry> entries) {
+  uint64_t members = 0;
   for (size_t start = 0; start < entries.size();) {
     size_t end = start + 1;
     while (end < entries.size() && entries[end].key == entries[start].key) ++end;
-    if (end - start > 1) {
+    if (end - start > 1 && !OneComponent(entries.subspan(start, end - start))) {
+      members += end - start;
+    }
+    start = end;
+  }
+  return members;
+}
+
+// Marks the members of the sorted bucket's runs that RunMembersToRead counts in `marked` (a bit per
+// item; other threads mark theirs at once).
+void MarkRuns(std::span<const BandEntry> entries, std::vector<uint64_t>* marked) {
+  for (size_t start = 0; start < entries.size();) {
+    size_t end = start + 1;
+    while (end < entries.size() && entries[end].key == entries[start].key) ++end;
+    if (end - start > 1 && !OneComponent(entries.subspan(start, end - start))) {
+      for (size_t i = start; i < end; ++i) {
+        const uint32_t item = entries[i].item;
+        std::atomic_ref<uint64_t>((*marked)[item / 64])
+            .fetch_or(uint64_t{1} << (item % 64), std::memory_order_relaxed);
+      }
+    }
+    start = end;
+  }
+}
+
+// Joins every run of two or more of a sorted bucket.
+void JoinBucket(const BandContext& c, size_t band, std::span<const BandEntry> entries,
+                std::vector<Member>* members, RunComponents* components, Found* out) {
+  for (size_t start = 0; start < entries.size();) {
+    size_t end = start + 1;
+    while (end < entries.size() && entries[end].key == entries[start].key) ++end;
+    const uint64_t size = end - start;
+    if (size > 1 && OneComponent(entries.subspan(start, size))) {
+      // Connected already: every pair of a short run, the checks against the first member of a
+      // long one.
+      out->band_collisions += size;
+      out->connected += size <= kShortRun ? size * (size - 1) / 2 : size - 1;
+    } else if (size > 1) {
       CollectMembers(c, entries.subspan(start, end - start), members);
       out->band_collisions += members->size();
       if (members->size() <= kShortRun) {
@@ -263,12 +359,88 @@ Status OnThreads(size_t threads, const std::function<Status(size_t)>& fn) {
   return Status::OK();
 }
 
+// The buffers of the gathered sketches, kept from pass to pass.
+struct GatherBuffers {
+  std::vector<uint64_t> marked;  // a bit per item: its sketch is read in the pass
+  std::vector<uint64_t> ranks;   // marked items before each word
+  std::vector<uint32_t> slots;   // the place in `sketches` of each marked item, by rank
+  std::unique_ptr<uint8_t[]> sketches;
+  uint64_t capacity = 0;  // bytes of `sketches`
+
+  uint64_t Rank(uint32_t item) const {
+    const uint64_t below = marked[item / 64] & ((uint64_t{1} << (item % 64)) - 1);
+    return ranks[item / 64] + static_cast<uint64_t>(std::popcount(below));
+  }
+};
+
+// Counts the marked items into g->ranks and makes room for their sketches. False when they take
+// more than `budget` bytes.
+bool PrepareGather(size_t sketch_bytes, uint64_t budget, GatherBuffers* g) {
+  const size_t words = g->marked.size();
+  g->ranks.resize(words);
+  uint64_t total = 0;
+  for (size_t w = 0; w < words; ++w) {
+    g->ranks[w] = total;
+    total += static_cast<uint64_t>(std::popcount(g->marked[w]));
+  }
+  const uint64_t bytes = total * sketch_bytes;
+  if (bytes > budget) return false;
+  if (bytes > g->capacity) {
+    g->sketches.reset();
+    g->sketches.reset(new uint8_t[bytes]);
+    g->capacity = bytes;
+  }
+  g->slots.resize(total);
+  return true;
+}
+
+// Gives the members of the sorted bucket's runs that MarkRuns marked the next places from *slot,
+// in run order: e.item becomes the place, and g->slots says it by the item's rank.
+void AssignSlots(std::span<BandEntry> entries, GatherBuffers* g, uint32_t* slot) {
+  for (size_t start = 0; start < entries.size();) {
+    size_t end = start + 1;
+    while (end < entries.size() && entries[end].key == entries[start].key) ++end;
+    if (end - start > 1 && !OneComponent(entries.subspan(start, end - start))) {
+      for (size_t i = start; i < end; ++i) {
+        g->slots[g->Rank(entries[i].item)] = *slot;
+        entries[i].item = (*slot)++;
+      }
+    }
+    start = end;
+  }
+}
+
+// Copies the sketches of the marked items to their places, reading the input's mapping in item
+// order on all threads, each chunk of items released once copied.
+void CopyGathered(const BandContext& c, size_t threads, GatherBuffers* g) {
+  const uint64_t items = c.input.items;
+  const uint64_t chunks = (items + kGatherChunk - 1) / kGatherChunk;
+  std::atomic<uint64_t> next{0};
+  // Copying cannot fail.
+  (void)OnThreads(threads, [&](size_t) {
+    for (uint64_t k = next++; k < chunks; k = next++) {
+      const uint64_t begin = k * kGatherChunk, end = std::min(items, begin + kGatherChunk);
+      for (uint64_t w = begin / 64; w < (end + 63) / 64; ++w) {
+        uint64_t rank = g->ranks[w];
+        for (uint64_t bits = g->marked[w]; bits != 0; bits &= bits - 1) {
+          const uint64_t item = w * 64 + static_cast<uint64_t>(std::countr_zero(bits));
+          std::memcpy(g->sketches.get() + uint64_t{g->slots[rank++]} * c.sketch_bytes,
+                      c.input.sketches + item * c.sketch_bytes, c.sketch_bytes);
+        }
+      }
+      c.input.release(begin, end);
+    }
+    return Status::OK();
+  });
+}
+
 // Joins band `band`: each thread counts the keys of its share of the items by prefix; then, in as
-// many passes as `values` needs, the threads scatter a range of prefixes into it and join its
-// buckets, a block of prefixes at a time. The blocks' findings are appended to *found in prefix
-// order (the same whatever the thread count).
+// many passes as `values` needs, the threads scatter a range of prefixes into it, sort its buckets
+// (and gather the sketches of their runs' members, with input.release) and join them, a block of
+// prefixes at a time. The blocks' findings are appended to *found in prefix order (the same
+// whatever the thread count).
 Status JoinBand(const BandContext& c, size_t band, size_t threads, size_t max_values,
-                std::vector<BandEntry>* values, Found* found) {
+                util_internal::PodArray<BandEntry>* values, GatherBuffers* gather, Found* found) {
   const LinearJoinInput& input = c.input;
   // Item ranges of the threads, on read boundaries.
   std::vector<uint64_t> bounds(threads + 1, input.items);
@@ -281,7 +453,7 @@ Status JoinBand(const BandContext& c, size_t band, size_t threads, size_t max_va
     return input.band_keys(band, bounds[t], bounds[t + 1],
                            [&](uint64_t first, std::span<const uint32_t> keys) {
                              for (size_t i = 0; i < keys.size(); ++i) {
-                               if (GroupOf(input, first + i) == kNoGroup) continue;
+                               if (!c.Joins(first + i)) continue;
                                ++counts[t][keys[i] >> (32 - kPrefixBits)];
                              }
                              return Status::OK();
@@ -322,8 +494,8 @@ Status JoinBand(const BandContext& c, size_t band, size_t threads, size_t max_va
                                  const uint32_t key = keys[i];
                                  const size_t prefix = key >> (32 - kPrefixBits);
                                  if (prefix < lo || prefix >= hi) continue;
+                                 if (!c.Joins(first + i)) continue;
                                  const uint32_t group = GroupOf(input, first + i);
-                                 if (group == kNoGroup) continue;
                                  (*values)[cursor[prefix]++] = {
                                      key, static_cast<uint32_t>(first + i), group, c.root[group]};
                                }
@@ -331,27 +503,91 @@ Status JoinBand(const BandContext& c, size_t band, size_t threads, size_t max_va
                              });
     }));
     const size_t blocks = (hi - lo) / kPrefixBlock;
-    std::vector<Found> block_found(blocks);
+    const bool gathering = static_cast<bool>(input.release);
+    const auto bucket = [&](size_t p) {
+      return std::span<BandEntry>(values->data() + starts[p], totals[p]);
+    };
+    // Sort the buckets; count the sketches each block's runs read.
+    std::vector<uint64_t> need(blocks, 0);
     std::atomic<size_t> next{0};
     NEARDUP_RETURN_IF_ERROR(OnThreads(threads, [&](size_t) {
-      std::vector<Member> members;
-      RunComponents components;
       for (size_t b = next++; b < blocks; b = next++) {
-        if (IsCancelled(c.options)) return Status::Cancelled("interrupted");
-        Found& out = block_found[b];
         for (size_t p = lo + b * kPrefixBlock; p < lo + (b + 1) * kPrefixBlock; ++p) {
-          JoinBucket(c, band, std::span(*values).subspan(starts[p], totals[p]), &members,
-                     &components, &out);
+          SortBucket(bucket(p));
+          if (gathering) need[b] += RunMembersToRead(bucket(p));
         }
       }
       return Status::OK();
     }));
-    for (Found& f : block_found) {
-      found->pairs.insert(found->pairs.end(), f.pairs.begin(), f.pairs.end());
-      found->boundary.insert(found->boundary.end(), f.boundary.begin(), f.boundary.end());
-      found->band_collisions += f.band_collisions;
-      found->connected += f.connected;
-      found->verifications += f.verifications;
+    const uint64_t values_bytes = uint64_t{values->size()} * sizeof(BandEntry);
+    const uint64_t budget = std::min(
+        std::clamp(kGatherBytesPerItem * input.items, kMinGatherBytes, kMaxGatherBytes),
+        c.options.memory_bytes > values_bytes ? uint64_t{c.options.memory_bytes} - values_bytes
+                                              : 0);
+    // Join the blocks, as many at a time as their sketches fit in the budget.
+    for (size_t first = 0; first < blocks;) {
+      size_t last = blocks;
+      BandContext pass = c;
+      bool read_input = false;  // at random, from the mapping: the gathered sketches did not fit
+      if (gathering) {
+        uint64_t sketches = need[first];
+        for (last = first + 1; last < blocks; ++last) {
+          if ((sketches + need[last]) * c.sketch_bytes > budget) break;
+          sketches += need[last];
+        }
+        std::fill(gather->marked.begin(), gather->marked.end(), 0);
+        next = first;
+        NEARDUP_RETURN_IF_ERROR(OnThreads(threads, [&](size_t) {
+          for (size_t b = next++; b < last; b = next++) {
+            for (size_t p = lo + b * kPrefixBlock; p < lo + (b + 1) * kPrefixBlock; ++p) {
+              MarkRuns(bucket(p), &gather->marked);
+            }
+          }
+          return Status::OK();
+        }));
+        read_input = !PrepareGather(c.sketch_bytes, budget, gather);
+        if (!read_input && !gather->slots.empty()) {
+          std::vector<uint32_t> block_slot(last - first);
+          for (size_t b = first, slot = 0; b < last; slot += need[b++]) {
+            block_slot[b - first] = static_cast<uint32_t>(slot);
+          }
+          next = first;
+          NEARDUP_RETURN_IF_ERROR(OnThreads(threads, [&](size_t) {
+            for (size_t b = next++; b < last; b = next++) {
+              uint32_t slot = block_slot[b - first];
+              for (size_t p = lo + b * kPrefixBlock; p < lo + (b + 1) * kPrefixBlock; ++p) {
+                AssignSlots(bucket(p), gather, &slot);
+              }
+            }
+            return Status::OK();
+          }));
+          CopyGathered(c, threads, gather);
+          pass.sketch.gathered = gather->sketches.get();
+        }
+      }
+      std::vector<Found> block_found(last - first);
+      next = first;
+      NEARDUP_RETURN_IF_ERROR(OnThreads(threads, [&](size_t) {
+        std::vector<Member> members;
+        RunComponents components;
+        for (size_t b = next++; b < last; b = next++) {
+          if (IsCancelled(pass.options)) return Status::Cancelled("interrupted");
+          Found& out = block_found[b - first];
+          for (size_t p = lo + b * kPrefixBlock; p < lo + (b + 1) * kPrefixBlock; ++p) {
+            JoinBucket(pass, band, bucket(p), &members, &components, &out);
+          }
+        }
+        return Status::OK();
+      }));
+      if (read_input) input.release(0, input.items);
+      for (Found& f : block_found) {
+        found->pairs.insert(found->pairs.end(), f.pairs.begin(), f.pairs.end());
+        found->boundary.insert(found->boundary.end(), f.boundary.begin(), f.boundary.end());
+        found->band_collisions += f.band_collisions;
+        found->connected += f.connected;
+        found->verifications += f.verifications;
+      }
+      first = last;
     }
     lo = hi;
   }
@@ -421,6 +657,7 @@ Result<LinearJoinResult> LinearJoin(const LinearJoinInput& input,
     margins = std::make_unique<BoundaryMargins>(sketcher.options(), options.threshold,
                                                 options.boundary_sigmas);
   }
+  const std::vector<uint64_t> joining = JoiningItems(input);
   std::vector<uint32_t> root(input.groups);
   for (uint32_t g = 0; g < input.groups; ++g) root[g] = g;
   const BandContext context{input,
@@ -428,21 +665,27 @@ Result<LinearJoinResult> LinearJoin(const LinearJoinInput& input,
                             root,
                             margins.get(),
                             sketcher.sketch_bytes(),
-                            static_cast<uint32_t>(sketcher.exact_capacity())};
+                            static_cast<uint32_t>(sketcher.exact_capacity()),
+                            {input.sketches, sketcher.sketch_bytes()},
+                            input.group_of == nullptr ? nullptr : &joining};
   const size_t threads = static_cast<size_t>(std::max(options.threads, 1));
-  const size_t max_values = std::max<size_t>(options.memory_bytes / sizeof(BandEntry), kPrefixes);
-  std::vector<BandEntry> values;
+  // With gathering, half of the memory for the sort array and half for the gathered sketches.
+  const size_t sort_bytes = input.release ? options.memory_bytes / 2 : options.memory_bytes;
+  const size_t max_values = std::max<size_t>(sort_bytes / sizeof(BandEntry), kPrefixes);
+  util_internal::PodArray<BandEntry> values;  // not zeroed: every entry is written
+  GatherBuffers gather;
+  if (input.release) gather.marked.assign((input.items + 63) / 64, 0);
   Found found;
   for (size_t band = 0; band < bands; ++band) {
     const size_t before = found.pairs.size();
-    NEARDUP_RETURN_IF_ERROR(JoinBand(context, band, threads, max_values, &values, &found));
+    NEARDUP_RETURN_IF_ERROR(JoinBand(context, band, threads, max_values, &values, &gather, &found));
     CapBoundary(options.threshold, &found.boundary, &found.pairs);
     Apply(std::span(found.pairs).subspan(before), &root);
     // Full compression: parents are never above their groups, so one ascending pass leaves every
     // group pointing at its root.
     for (uint32_t g = 0; g < input.groups; ++g) root[g] = root[root[g]];
   }
-  std::vector<BandEntry>().swap(values);
+  values = {};
   LinearJoinResult result;
   result.pairs = std::move(found.pairs);
   result.boundary = std::move(found.boundary);

@@ -1,25 +1,29 @@
 // The clustering join of the default method, with work linear in the corpus (doc/candidates.md,
 // "The linear join").
 //
-// Band by band, the items (documents or groups of identical signatures) are sorted by band key. In
-// a run of equal keys of at most 64 members, every pair not already connected (by the pairs of the
-// earlier bands) is verified, as the all-pairs join would. A longer run is joined in two ways that
-// each cost a bounded number of verifications per member: against at most `representatives`
-// earlier members (each member is verified against every representative of another component;
-// one in no representative's component becomes one while there is room), and against its next 8
-// neighbours by number of features and its next 40 in the order of 32 bins of the sketches
-// (near-duplicates agree on most bins and sort together), within the size bound
-// J(A, B) <= |A| / |B|. A run of m members costs at most m * (representatives + 48) verifications,
-// whatever its length; the components found are those of all the pairs except where a long run
-// hides a pair that neither way reaches (measured in doc/candidates.md, "The linear join").
+// Band by band, the items (documents or groups of identical signatures; of a group only its first
+// item joins) are sorted by band key. A run of equal keys whose members are all of one component
+// already is passed over. In a run of at most 64 members, every pair not already connected (by the
+// pairs of the earlier bands) is verified, as the all-pairs join would. A longer run is joined in
+// two ways that each cost a bounded number of verifications per member: against at most
+// `representatives` earlier members (each member is verified against every representative of
+// another component; one in no representative's component becomes one while there is room), and
+// against its next 4 neighbours by number of features and its next 120 in the order of 32 bins of
+// the sketches (near-duplicates agree on most bins and sort together), within the size bound
+// J(A, B) <= |A| / |B|. A run of m members costs at most m * (representatives + 124)
+// verifications, whatever its length; the components found are those of all the pairs except where
+// a long run hides a pair that neither way reaches (measured in doc/candidates.md, "The linear
+// join").
 //
-// The result does not depend on thread timing or the thread count: one band at a time, its runs are
-// joined on all threads against the components as the band began (the pairs of the earlier
-// bands), and its pairs are applied between bands in key order.
+// The result does not depend on thread timing, the thread count or the memory: one band at a time,
+// its runs are joined on all threads against the components as the band began (the pairs of the
+// earlier bands), and its pairs are applied between bands in key order.
 //
 // Memory: a band's keys are sorted in at most memory_bytes (16 bytes per item in a pass: key, item,
-// group and root; several passes over the band's keys when they do not fit), plus the components
-// (4 bytes per group) and 12 bytes per pair found.
+// group and root; several passes over the band's keys when they do not fit; with `release`, half of
+// it), plus the components (4 bytes per group), 12 bytes per pair found and, with `release`, the
+// sketches of the runs being joined: 16 bytes per item (from 64 to 256 MiB, within memory_bytes),
+// the runs of a band joined in as many parts as their sketches need.
 #ifndef NEARDUP_DEDUP_LINEAR_JOIN_H_
 #define NEARDUP_DEDUP_LINEAR_JOIN_H_
 
@@ -45,11 +49,18 @@ using BandKeyReader =
 struct LinearJoinInput {
   const Sketcher* sketcher = nullptr;
   uint64_t items = 0;
-  // Item -> group (kNoGroup: left out of the join); null: item i is group i.
+  // Item -> group (kNoGroup: left out of the join); null: item i is group i. Items of one group
+  // have one signature: only the first of each joins.
   const std::vector<uint32_t>* group_of = nullptr;
   uint32_t groups = 0;
   const uint8_t* sketches = nullptr;  // item i's sketch at i * sketch_bytes
   BandKeyReader band_keys;
+  // Set when `sketches` maps a file: release(begin, end) unmaps the pages of items [begin, end)
+  // (SketchFile::Release). The join then copies the sketches of each pass's run members into a
+  // buffer of its own, reading the mapping once in item order and releasing it behind, so that
+  // the mapping's resident pages stay few (when the buffer does not fit in memory_bytes, the pass
+  // reads the mapping at random and releases it when done).
+  std::function<void(uint64_t, uint64_t)> release;
 };
 
 struct LinearJoinOptions {

@@ -14,6 +14,7 @@
 #include <cmath>
 #include <cstring>
 #include <map>
+#include <mutex>
 #include <random>
 #include <set>
 #include <utility>
@@ -230,7 +231,8 @@ struct Expected {
 };
 
 // The linear join's contract for runs of at most 64 members, by brute force: band by band, every
-// pair of members of a run (equal keys; items of kNoGroup left out), in order, whose groups neither
+// pair of members of a run (equal keys; items of kNoGroup and all but the first item of each group
+// left out), in order, whose groups neither
 // the pairs of the earlier bands nor the run's pairs so far connect is verified by
 // Sketcher::Estimate and kept as a pair (>= threshold, out of the margin) or a boundary pair
 // (within the margin, not both in exact form).
@@ -247,8 +249,14 @@ Expected ShortRunModel(const Sketcher& sketcher, const Corpus& c, double thresho
   Expected e;
   for (size_t band = 0; band < c.bands; ++band) {
     std::vector<std::pair<uint32_t, uint32_t>> sorted;  // (key, item)
+    std::vector<bool> seen(group_of == nullptr ? 0 : groups, false);
     for (uint32_t d = 0; d < c.size(); ++d) {
-      if (group(d) != kNoGroup) sorted.emplace_back(c.key(d, band), d);
+      if (group(d) == kNoGroup) continue;
+      if (group_of != nullptr) {
+        if (seen[group(d)]) continue;  // only the first item of a group joins
+        seen[group(d)] = true;
+      }
+      sorted.emplace_back(c.key(d, band), d);
     }
     std::sort(sorted.begin(), sorted.end());
     std::vector<SimilarPair> found;
@@ -518,6 +526,55 @@ TEST(LinearJoinTest, SameResultForEveryThreadCountAndMemory) {
       auto got = LinearJoin(InputOf(**sketcher, corpus), options);
       ASSERT_TRUE(got.ok()) << got.status().ToString();
       ExpectSameResult(*got, *reference);
+    }
+  }
+}
+
+// With `release` the join copies each pass's run members' sketches into a buffer of its own (in
+// parts when they do not fit, or reads the input when not even a block's fit) and releases what it
+// has read: the same result every way, and every release within the items.
+TEST(LinearJoinTest, GatheredSketchesGiveTheSameResult) {
+  auto sketcher = Sketcher::Create({});
+  ASSERT_TRUE(sketcher.ok());
+  const Corpus corpus = MakeLargeCorpus(**sketcher);
+  LinearJoinOptions options = OptionsOf(0.8, 2, 3);
+  options.memory_bytes = size_t{1} << 30;
+  auto reference = LinearJoin(InputOf(**sketcher, corpus), options);
+  ASSERT_TRUE(reference.ok()) << reference.status().ToString();
+  // 1 << 16: no room for any gathered sketch (read from the input); 4 MiB: a band's sketches in
+  // parts (about 22,000 at a time); 1 << 30: all at once.
+  for (size_t memory : {size_t{1} << 16, size_t{4} << 20, size_t{1} << 30}) {
+    for (int threads : {1, 3}) {
+      if (testing::Sanitized() && threads == 1) continue;
+      SCOPED_TRACE(::testing::Message() << "memory " << memory << " threads " << threads);
+      std::mutex mutex;
+      uint64_t released = 0, everything = 0;
+      bool outside = false;
+      LinearJoinInput input = InputOf(**sketcher, corpus);
+      input.release = [&](uint64_t begin, uint64_t end) {
+        std::lock_guard<std::mutex> lock(mutex);
+        outside |= begin >= end || end > corpus.size();
+        released += end - begin;
+        everything += begin == 0 && end == corpus.size();
+      };
+      options.memory_bytes = memory;
+      options.threads = threads;
+      auto got = LinearJoin(input, options);
+      ASSERT_TRUE(got.ok()) << got.status().ToString();
+      ExpectSameResult(*got, *reference);
+      EXPECT_FALSE(outside);
+      // A pass that reads sketches releases every item once: read in order, or all of them after
+      // reading at random.
+      EXPECT_EQ(released % corpus.size(), 0u);
+      EXPECT_GT(released, 0u);
+      if (memory == size_t{1} << 16) {
+        EXPECT_EQ(everything * corpus.size(), released);
+      } else {
+        EXPECT_EQ(everything, 0u);
+      }
+      if (memory == size_t{4} << 20) {
+        EXPECT_GT(released / corpus.size(), corpus.bands);  // some band in parts
+      }
     }
   }
 }

@@ -213,15 +213,42 @@ Result<std::unique_ptr<SketchFile>> SketchFile::Open(const std::string& dir, siz
   }
   void* base = ::mmap(nullptr, file->mapped_bytes_, PROT_READ, MAP_SHARED, fd, 0);
   const int error = errno;
-  ::close(fd);
-  if (base == MAP_FAILED) return Status::IOError("cannot map " + path + ": " + ErrorText(error));
-  ::madvise(base, file->mapped_bytes_, MADV_RANDOM);
+  if (base == MAP_FAILED) {
+    ::close(fd);
+    return Status::IOError("cannot map " + path + ": " + ErrorText(error));
+  }
+  file->fd_ = fd;
   file->base_ = static_cast<const uint8_t*>(base);
   return file;
 }
 
+void SketchFile::Read(uint64_t document, uint8_t* out) const {
+  size_t done = 0;
+  while (done < sketch_bytes_) {
+    const ssize_t n = ::pread(fd_, out + done, sketch_bytes_ - done,
+                              static_cast<off_t>(document * sketch_bytes_ + done));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      // The mapping has the same bytes (a file that cannot be read fails there too).
+      std::memcpy(out + done, At(document) + done, sketch_bytes_ - done);
+      return;
+    }
+    done += static_cast<size_t>(n);
+  }
+}
+
+void SketchFile::Release(uint64_t begin, uint64_t end) const {
+  static const auto page = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
+  const uint64_t first = begin * sketch_bytes_ / page * page;
+  const uint64_t last = std::min<uint64_t>(end * sketch_bytes_, mapped_bytes_);
+  if (base_ == nullptr || last <= first) return;
+  // Advice: a failure leaves the pages mapped, which only costs memory.
+  ::madvise(const_cast<uint8_t*>(base_) + first, last - first, MADV_DONTNEED);
+}
+
 SketchFile::~SketchFile() {
   if (base_ != nullptr) ::munmap(const_cast<uint8_t*>(base_), mapped_bytes_);
+  if (fd_ >= 0) ::close(fd_);
 }
 
 }  // namespace neardup::dedup_internal

@@ -5,7 +5,7 @@
 //
 // Files (none is kept: the job's temporary folder is removed on every exit path):
 //   sketches   document d's sketch at d * sketch_bytes, written through the page cache (the join
-//              reads sketches at random);
+//              reads them once per pass in order, and the writers at random);
 //   band-J     band J's key of document d at 4 * d (little-endian uint32), written and read with
 //              O_DIRECT where the file system allows it (read sequentially, once per pass of the
 //              join, so the page cache is not filled with them).
@@ -88,9 +88,10 @@ class BandKeyFiles {
   uint64_t documents_;
 };
 
-// The sketches file mapped read-only (MADV_RANDOM): At(d) is document d's sketch. Its pages are the
-// page cache's, clean: the kernel reads them in on demand and may drop them at any time (they count
-// in the process's resident set while mapped, as file pages, not as its own memory). Thread-safe.
+// The sketches file mapped read-only: At(d) is document d's sketch (Read(d) copies it). Its pages
+// are the page cache's, clean: the kernel reads them in on demand and may drop them at any time.
+// They count in the process's resident set while mapped (as file pages, not its own memory): the
+// join reads the mapping in order and releases it behind; readers at random use Read. Thread-safe.
 class SketchFile {
  public:
   static Result<std::unique_ptr<SketchFile>> Open(const std::string& dir, size_t sketch_bytes,
@@ -100,12 +101,22 @@ class SketchFile {
   SketchFile& operator=(const SketchFile&) = delete;
 
   const uint8_t* At(uint64_t document) const { return base_ + document * sketch_bytes_; }
+  // Copies document's sketch to out (sketch_bytes), for a reader at random: read, not mapped. A
+  // page read through the mapping brings in the cached pages around it (fault-around maps up to a
+  // whole folio of the page cache), so a few thousand reads at random make hundreds of megabytes
+  // resident.
+  void Read(uint64_t document, uint8_t* out) const;
+  // Unmaps the pages of documents [begin, end) from the process (MADV_DONTNEED; the page cache
+  // keeps them, and a later At() maps them again). Pages shared with the neighbouring documents
+  // go too: releasing is never wrong, only a cost.
+  void Release(uint64_t begin, uint64_t end) const;
 
  private:
   SketchFile() = default;
   const uint8_t* base_ = nullptr;
   size_t mapped_bytes_ = 0;
   size_t sketch_bytes_ = 0;
+  int fd_ = -1;
 };
 
 }  // namespace neardup::dedup_internal

@@ -156,12 +156,32 @@ void RoundTrip(const std::string& dir, const Shape& shape) {
   auto sketches = SketchFile::Open(dir, shape.sketch_bytes, n);
   ASSERT_TRUE(sketches.ok()) << sketches.status().ToString();
   std::vector<uint8_t> expected(shape.sketch_bytes);
-  uint64_t differing = 0;
+  std::vector<uint8_t> read(shape.sketch_bytes);
+  uint64_t differing = 0, differing_read = 0;
   for (uint64_t d = 0; d < n; ++d) {
     SketchOf(d, shape.sketch_bytes, expected.data());
     differing += std::memcmp((*sketches)->At(d), expected.data(), shape.sketch_bytes) != 0;
+    (*sketches)->Read(d, read.data());
+    differing_read += read != expected;
   }
   EXPECT_EQ(differing, 0u);
+  EXPECT_EQ(differing_read, 0u);
+}
+
+// The resident kilobytes of this process's mapping of `path` (from /proc/self/smaps), if mapped.
+std::optional<uint64_t> ResidentKilobytes(const std::string& path) {
+  std::ifstream smaps("/proc/self/smaps");
+  std::string line;
+  bool in_mapping = false;
+  while (std::getline(smaps, line)) {
+    if (line.size() >= path.size() &&
+        line.compare(line.size() - path.size(), path.size(), path) == 0) {
+      in_mapping = true;
+    } else if (in_mapping && line.rfind("Rss:", 0) == 0) {
+      return std::stoull(line.substr(4));
+    }
+  }
+  return std::nullopt;
 }
 
 // 300001 documents: neither a multiple of the read alignment (1024) nor of the band buffer (256Ki).
@@ -216,6 +236,37 @@ TEST(SpillTest, RoundTripOnTmpfs) {
   const bool named = message.find(dir + "/" + file + ":") != std::string::npos &&
                      message.find("--tmp-dir") != std::string::npos;
   std::_Exit(status.code() == Status::Code::kIOError && named && from_append == in_append ? 0 : 1);
+}
+
+// Pages read through the mapping are resident until released; Read maps none; the bytes stay.
+TEST(SpillTest, ReleasedSketchPagesLeaveTheResidentSet) {
+  testing::TempDir dir;
+  const Shape shape{100000, 1, 132};  // 13.2 MB of sketches
+  ASSERT_TRUE(WriteAll(dir.path(), shape).ok());
+  auto sketches = SketchFile::Open(dir.path(), shape.sketch_bytes, shape.documents);
+  ASSERT_TRUE(sketches.ok()) << sketches.status().ToString();
+  const std::string path = dir.path() + "/sketches";
+  const auto resident = [&] { return ResidentKilobytes(path).value_or(~uint64_t{0}); };
+  std::vector<uint8_t> sketch(shape.sketch_bytes), expected(shape.sketch_bytes);
+  for (uint64_t d = 0; d < shape.documents; d += 7) (*sketches)->Read(d, sketch.data());
+  EXPECT_EQ(resident(), 0u);
+  uint64_t sum = 0;
+  for (uint64_t d = 0; d < shape.documents; ++d) sum += (*sketches)->At(d)[5];
+  const uint64_t full = resident();
+  EXPECT_GE(full, 12000u) << sum;  // all of it
+  (*sketches)->Release(0, shape.documents / 2);
+  EXPECT_LE(resident(), full / 2 + 8);  // the second half's (a page shared at the middle)
+  EXPECT_GT(resident(), 0u);
+  (*sketches)->Release(shape.documents / 2, shape.documents);
+  EXPECT_EQ(resident(), 0u);
+  uint64_t differing = 0;
+  for (uint64_t d = 0; d < shape.documents; d += 13) {
+    SketchOf(d, shape.sketch_bytes, expected.data());
+    differing += std::memcmp((*sketches)->At(d), expected.data(), shape.sketch_bytes) != 0;
+  }
+  EXPECT_EQ(differing, 0u);
+  (*sketches)->Release(0, 0);                                   // nothing
+  (*sketches)->Release(shape.documents, shape.documents + 10);  // past the end: nothing
 }
 
 TEST(SpillTest, WriteErrorsNameTheFolderAndTmpDir) {
