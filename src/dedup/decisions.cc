@@ -117,7 +117,8 @@ Grouping GroupBySpilledSignature(Signatures signatures, const IndexMatches& inde
   std::vector<uint64_t> compact = std::move(signatures.fingerprints);
   for (uint32_t g = 0; g < groups; ++g) compact[g] = compact[first[g]];
   compact.resize(groups);
-  compact.shrink_to_fit();
+  // A copy at the exact size only when it frees more than it takes meanwhile.
+  if (2 * uint64_t{groups} < compact.capacity()) compact.shrink_to_fit();
   grouping.fingerprints = std::move(compact);
   grouping.sketch_file = sketch_file;
   grouping.band_files = band_files;

@@ -80,7 +80,7 @@ struct LinearJoinResult {
   // threshold and out of the margin (in exact form: at or above the threshold).
   std::vector<SimilarPair> pairs;
   // Pairs of groups whose estimate is within the margin of the threshold, ascending, each once (a
-  // pair may also be in `pairs` when another band decided it): at most the 8Mi nearest the
+  // pair may also be in `pairs` when another band decided it): at most the 1Mi nearest the
   // threshold, those beyond are decided by their estimates (and then in `pairs` if accepted).
   std::vector<SimilarPair> boundary;
   uint64_t band_collisions = 0;  // run members seen, all bands
