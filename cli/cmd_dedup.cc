@@ -431,9 +431,10 @@ void AddDedupCommand(CLI::App* app, int* exit_code) {
       ->check(ThreadsRange())
       ->capture_default_str();
   command
-      ->add_option("--memory", flags->memory,
-                   "Memory the job may use, e.g. 4G (default: half of the machine's RAM); the "
-                   "default method's signatures wait in temporary files")
+      ->add_option(
+          "--memory", flags->memory,
+          "Memory the job may use, e.g. 4G (default, or 0: half of the machine's RAM); the "
+          "default method's signatures wait in temporary files")
       ->transform(SizeValidator());
   command->add_option("--tmp-dir", flags->tmp_dir,
                       "Folder for temporary files (default: $TMPDIR, else /tmp); removed at exit");
@@ -442,6 +443,14 @@ void AddDedupCommand(CLI::App* app, int* exit_code) {
                    "accurate: pairs estimated within this many standard deviations of "
                    "--threshold are decided by their exact Jaccard, from the texts read again "
                    "(0: never)")
+      ->check(CLI::Validator(
+          [](const std::string& text) -> std::string {
+            // CLI::Range lets "nan" through (no comparison holds for it).
+            return text.find_first_of("nN") != std::string::npos
+                       ? "Value " + text + " is not a number"
+                       : "";
+          },
+          "", "not NaN"))
       ->check(CLI::Range(0.0, 10.0))
       ->capture_default_str();
   command->add_option(

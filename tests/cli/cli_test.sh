@@ -334,6 +334,28 @@ fi
 if run dedup-threshold 2 "$T/empty" -- "$ND" dedup "$T/dedup.txt" --threshold 1.5; then
   expect_output dedup-threshold "" "$(usage "--threshold: Value 1.5 not in range 0.010000 to 1.000000")"
 fi
+# Bad values of the options of the default method at scale: usage errors (2) naming the option, or an
+# error naming the folder (1); nothing written.
+for bad in "--memory abc|--memory: size must start with digits: abc" \
+  "--memory -5|--memory: size must start with digits: -5" \
+  "--boundary-sigmas -1|--boundary-sigmas: Value -1 not in range 0.000000 to 10.000000" \
+  "--boundary-sigmas nan|--boundary-sigmas: Value nan is not a number" \
+  "--boundary-sigmas 1e400|--boundary-sigmas: Value 1e400 not in range 0.000000 to 10.000000"; do
+  read -r -a args <<<"${bad%%|*}"
+  rm -f "$T/kept-bad.txt"
+  if run "dedup ${bad%%|*}" 2 "$T/empty" -- "$ND" dedup "$T/dedup.txt" -o "$T/kept-bad.txt" "${args[@]}"; then
+    expect_output "dedup ${bad%%|*}" "" "$(usage "${bad#*|}")"
+    [[ ! -e $T/kept-bad.txt ]] && ok || fail "dedup ${bad%%|*}" "wrote the output"
+  fi
+done
+for dir in "$T/nope" /dev/null; do
+  why="No such file or directory"
+  [[ $dir == /dev/null ]] && why="Not a directory"
+  if run "dedup --tmp-dir $dir" 1 "$T/empty" -- "$ND" dedup "$T/dedup.txt" -o "$T/kept-bad.txt" --tmp-dir "$dir"; then
+    expect_output "dedup --tmp-dir $dir" "" "neardup dedup: cannot create a temporary folder in $dir: $why (--tmp-dir chooses where)"
+    [[ ! -e $T/kept-bad.txt ]] && ok || fail "dedup --tmp-dir $dir" "wrote the output"
+  fi
+done
 if run dedup-no-table 1 "$T/empty" -- "$ND" dedup "$T/dedup.txt" --fold-table "$T/nope.ocd2"; then
   expect_output dedup-no-table "" "neardup dedup: $T/nope.ocd2: character folding table not found \
 (Traditional-to-Simplified folding reads OpenCC's TSCharacters.ocd2: install Debian package libopencc-data, \
