@@ -97,8 +97,8 @@ Grouping GroupDocuments(Signatures signatures, const IndexMatches& index_matches
 struct Clusters {
   // Near-duplicate pairs of groups, each once, with the Hamming distance of their fingerprints.
   std::vector<Pair> pairs;
-  // kAccurate: pairs[i]'s Jaccard as decided: the sketches' estimate, or the exact similarity of a
-  // boundary pair.
+  // kAccurate with every pair: pairs[i]'s Jaccard as decided: the sketches' estimate, or the exact
+  // similarity of a boundary pair (empty after the linear join: no pairs file is written).
   std::vector<float> jaccards;
   std::vector<uint32_t> component;  // group -> the root group of its cluster
 };
