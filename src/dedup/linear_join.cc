@@ -289,61 +289,61 @@ void SortBucket(std::span<BandEntry> entries) {
   });
 }
 
-// The members of the sorted bucket's runs that JoinBucket reads the sketches of: runs of two or
-// more, not all of one component.
-uint64_t RunMembersToRead(std::span<const BandEntry> entries) {
-  uint64_t members = 0;
+// Calls fn(run, reads) for every run of two or more equal keys of the sorted bucket, with whether
+// JoinBucket reads its members' sketches (its members are not all of one component already).
+template <typename Entry, typename Fn>
+void ForEachRun(std::span<Entry> entries, Fn fn) {
   for (size_t start = 0; start < entries.size();) {
     size_t end = start + 1;
     while (end < entries.size() && entries[end].key == entries[start].key) ++end;
-    if (end - start > 1 && !OneComponent(entries.subspan(start, end - start))) {
-      members += end - start;
+    if (end - start > 1) {
+      const std::span<Entry> run = entries.subspan(start, end - start);
+      fn(run, !OneComponent(run));
     }
     start = end;
   }
+}
+
+// The members of the sorted bucket's runs that JoinBucket reads the sketches of.
+uint64_t RunMembersToRead(std::span<const BandEntry> entries) {
+  uint64_t members = 0;
+  ForEachRun(entries, [&](std::span<const BandEntry> run, bool reads) {
+    if (reads) members += run.size();
+  });
   return members;
 }
 
-// Marks the members of the sorted bucket's runs that RunMembersToRead counts in `marked` (a bit per
-// item; other threads mark theirs at once).
+// Marks the members that RunMembersToRead counts in `marked` (a bit per item; other threads mark
+// theirs at once).
 void MarkRuns(std::span<const BandEntry> entries, std::vector<uint64_t>* marked) {
-  for (size_t start = 0; start < entries.size();) {
-    size_t end = start + 1;
-    while (end < entries.size() && entries[end].key == entries[start].key) ++end;
-    if (end - start > 1 && !OneComponent(entries.subspan(start, end - start))) {
-      for (size_t i = start; i < end; ++i) {
-        const uint32_t item = entries[i].item;
-        std::atomic_ref<uint64_t>((*marked)[item / 64])
-            .fetch_or(uint64_t{1} << (item % 64), std::memory_order_relaxed);
-      }
+  ForEachRun(entries, [&](std::span<const BandEntry> run, bool reads) {
+    if (!reads) return;
+    for (const BandEntry& e : run) {
+      std::atomic_ref<uint64_t>((*marked)[e.item / 64])
+          .fetch_or(uint64_t{1} << (e.item % 64), std::memory_order_relaxed);
     }
-    start = end;
-  }
+  });
 }
 
 // Joins every run of two or more of a sorted bucket.
 void JoinBucket(const BandContext& c, size_t band, std::span<const BandEntry> entries,
                 std::vector<Member>* members, RunComponents* components, Found* out) {
-  for (size_t start = 0; start < entries.size();) {
-    size_t end = start + 1;
-    while (end < entries.size() && entries[end].key == entries[start].key) ++end;
-    const uint64_t size = end - start;
-    if (size > 1 && OneComponent(entries.subspan(start, size))) {
+  ForEachRun(entries, [&](std::span<const BandEntry> run, bool reads) {
+    const uint64_t size = run.size();
+    out->band_collisions += size;
+    if (!reads) {
       // Connected already: every pair of a short run, the checks against the first member of a
       // long one.
-      out->band_collisions += size;
       out->connected += size <= kShortRun ? size * (size - 1) / 2 : size - 1;
-    } else if (size > 1) {
-      CollectMembers(c, entries.subspan(start, end - start), members);
-      out->band_collisions += members->size();
-      if (members->size() <= kShortRun) {
-        JoinShortRun(c, *members, components, out);
-      } else {
-        JoinLongRun(c, band, *members, components, out);
-      }
+      return;
     }
-    start = end;
-  }
+    CollectMembers(c, run, members);
+    if (size <= kShortRun) {
+      JoinShortRun(c, *members, components, out);
+    } else {
+      JoinLongRun(c, band, *members, components, out);
+    }
+  });
 }
 
 bool IsCancelled(const LinearJoinOptions& options) {
@@ -399,17 +399,13 @@ bool PrepareGather(size_t sketch_bytes, uint64_t budget, GatherBuffers* g) {
 // Gives the members of the sorted bucket's runs that MarkRuns marked the next places from *slot,
 // in run order: e.item becomes the place, and g->slots says it by the item's rank.
 void AssignSlots(std::span<BandEntry> entries, GatherBuffers* g, uint32_t* slot) {
-  for (size_t start = 0; start < entries.size();) {
-    size_t end = start + 1;
-    while (end < entries.size() && entries[end].key == entries[start].key) ++end;
-    if (end - start > 1 && !OneComponent(entries.subspan(start, end - start))) {
-      for (size_t i = start; i < end; ++i) {
-        g->slots[g->Rank(entries[i].item)] = *slot;
-        entries[i].item = (*slot)++;
-      }
+  ForEachRun(entries, [&](std::span<BandEntry> run, bool reads) {
+    if (!reads) return;
+    for (BandEntry& e : run) {
+      g->slots[g->Rank(e.item)] = *slot;
+      e.item = (*slot)++;
     }
-    start = end;
-  }
+  });
 }
 
 // Copies the sketches of the marked items to their places, reading the input's mapping in item
