@@ -315,7 +315,7 @@ uint64_t RunMembersToRead(std::span<const BandEntry> entries) {
 
 // Marks the members that RunMembersToRead counts in `marked` (a bit per item; other threads mark
 // theirs at once).
-void MarkRuns(std::span<const BandEntry> entries, std::vector<uint64_t>* marked) {
+void MarkRunMembers(std::span<const BandEntry> entries, std::vector<uint64_t>* marked) {
   ForEachRun(entries, [&](std::span<const BandEntry> run, bool reads) {
     if (!reads) return;
     for (const BandEntry& e : run) {
@@ -396,7 +396,7 @@ bool PrepareGather(size_t sketch_bytes, uint64_t budget, GatherBuffers* g) {
   return true;
 }
 
-// Gives the members of the sorted bucket's runs that MarkRuns marked the next places from *slot,
+// Gives the members of the sorted bucket's runs that MarkRunMembers marked the next places from *slot,
 // in run order: e.item becomes the place, and g->slots says it by the item's rank.
 void AssignSlots(std::span<BandEntry> entries, GatherBuffers* g, uint32_t* slot) {
   ForEachRun(entries, [&](std::span<BandEntry> run, bool reads) {
@@ -538,7 +538,7 @@ Status JoinBand(const BandContext& c, size_t band, size_t threads, size_t max_va
         NEARDUP_RETURN_IF_ERROR(OnThreads(threads, [&](size_t) {
           for (size_t b = next++; b < last; b = next++) {
             for (size_t p = lo + b * kPrefixBlock; p < lo + (b + 1) * kPrefixBlock; ++p) {
-              MarkRuns(bucket(p), &gather->marked);
+              MarkRunMembers(bucket(p), &gather->marked);
             }
           }
           return Status::OK();
