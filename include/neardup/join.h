@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "neardup/index.h"
+#include "neardup/sketch.h"
 #include "neardup/status.h"
 
 namespace neardup {
@@ -60,6 +61,9 @@ Status ForEachPair(std::span<const uint64_t> fingerprints, int k, const JoinOpti
 // count.
 Result<std::vector<uint32_t>> ClusterPairs(uint32_t count, std::span<const Pair> pairs,
                                            std::span<const int64_t> priorities = {});
+// ClusterPairs for the pairs of the sketch join (FindSimilarPairs), without priorities.
+Result<std::vector<uint32_t>> ClusterSimilarPairs(uint32_t count,
+                                                  std::span<const SimilarPair> pairs);
 
 }  // namespace neardup
 

@@ -101,6 +101,9 @@ struct Clusters {
   // similarity of a boundary pair (empty after the linear join: no pairs file is written).
   std::vector<float> jaccards;
   std::vector<uint32_t> component;  // group -> the root group of its cluster
+  // The linear join keeps no pairs (clustering needs only the components): the number of pairs of
+  // documents its pairs of groups stand for, for the report.
+  uint64_t document_pairs = 0;
 };
 
 // The exact Jaccard similarity of each pair of documents (first, second), from their texts.

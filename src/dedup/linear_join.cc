@@ -396,8 +396,8 @@ bool PrepareGather(size_t sketch_bytes, uint64_t budget, GatherBuffers* g) {
   return true;
 }
 
-// Gives the members of the sorted bucket's runs that MarkRunMembers marked the next places from *slot,
-// in run order: e.item becomes the place, and g->slots says it by the item's rank.
+// Gives the members of the sorted bucket's runs that MarkRunMembers marked the next places from
+// *slot, in run order: e.item becomes the place, and g->slots says it by the item's rank.
 void AssignSlots(std::span<BandEntry> entries, GatherBuffers* g, uint32_t* slot) {
   ForEachRun(entries, [&](std::span<BandEntry> run, bool reads) {
     if (!reads) return;

@@ -4,9 +4,12 @@
 #include "neardup/join.h"
 
 namespace neardup {
+namespace {
 
-Result<std::vector<uint32_t>> ClusterPairs(uint32_t count, std::span<const Pair> pairs,
-                                           std::span<const int64_t> priorities) {
+// ClusterPairs for pairs of any type with `first` and `second`.
+template <typename PairType>
+Result<std::vector<uint32_t>> Components(uint32_t count, std::span<const PairType> pairs,
+                                         std::span<const int64_t> priorities) {
   if (!priorities.empty() && priorities.size() != count) {
     return Status::InvalidArgument("priorities has " + std::to_string(priorities.size()) +
                                    " entries for " + std::to_string(count) + " items");
@@ -20,7 +23,7 @@ Result<std::vector<uint32_t>> ClusterPairs(uint32_t count, std::span<const Pair>
     }
     return x;
   };
-  for (const Pair& pair : pairs) {
+  for (const PairType& pair : pairs) {
     if (pair.first >= count || pair.second >= count) {
       return Status::InvalidArgument("pair (" + std::to_string(pair.first) + ", " +
                                      std::to_string(pair.second) +
@@ -47,6 +50,18 @@ Result<std::vector<uint32_t>> ClusterPairs(uint32_t count, std::span<const Pair>
   }
   for (uint32_t i = 0; i < count; ++i) representative[i] = best[representative[i]];
   return representative;
+}
+
+}  // namespace
+
+Result<std::vector<uint32_t>> ClusterPairs(uint32_t count, std::span<const Pair> pairs,
+                                           std::span<const int64_t> priorities) {
+  return Components(count, pairs, priorities);
+}
+
+Result<std::vector<uint32_t>> ClusterSimilarPairs(uint32_t count,
+                                                  std::span<const SimilarPair> pairs) {
+  return Components(count, pairs, {});
 }
 
 }  // namespace neardup

@@ -157,6 +157,12 @@ TEST(ClusterTest, EqualsNaiveComponentsWithBothRepresentativeRules) {
   auto prioritised = ClusterPairs(n, *pairs, priority);
   ASSERT_TRUE(prioritised.ok());
   EXPECT_EQ(*prioritised, NaiveClusters(n, *pairs, priority));
+  // The sketch join's pairs: the same components.
+  std::vector<SimilarPair> similar;
+  for (const Pair& p : *pairs) similar.push_back({p.first, p.second, 0.9f});
+  auto from_similar = ClusterSimilarPairs(n, similar);
+  ASSERT_TRUE(from_similar.ok());
+  EXPECT_EQ(*from_similar, *first_seen);
 }
 
 TEST(ClusterTest, Errors) {
@@ -165,6 +171,9 @@ TEST(ClusterTest, Errors) {
   EXPECT_EQ(ClusterPairs(3, {}, std::vector<int64_t>{1}).status().code(),
             Status::Code::kInvalidArgument);
   EXPECT_EQ(*ClusterPairs(3, {}), (std::vector<uint32_t>{0, 1, 2}));
+  const std::vector<SimilarPair> similar{{0, 5, 0.9f}};
+  EXPECT_EQ(ClusterSimilarPairs(3, similar).status().code(), Status::Code::kInvalidArgument);
+  EXPECT_EQ(*ClusterSimilarPairs(3, {}), (std::vector<uint32_t>{0, 1, 2}));
 }
 
 }  // namespace
