@@ -43,6 +43,7 @@ struct DedupFlags {
   uint64_t memory = 0;
   std::string tmp_dir;
   double boundary_sigmas = 3;
+  bool all_pairs = false;
   std::string kept, dups, clusters, pairs, report;
   std::vector<std::string> against;
   bool against_settings = false;
@@ -259,6 +260,7 @@ int RunDedupCommand(const DedupFlags& flags) {
   options.dups_path = flags.dups;
   options.clusters_path = flags.clusters;
   options.pairs_path = flags.pairs;
+  options.all_pairs = flags.all_pairs;
   options.report_path = flags.report;
   options.against_indexes = flags.against;
   options.against_settings = flags.against_settings;
@@ -453,6 +455,10 @@ void AddDedupCommand(CLI::App* app, int* exit_code) {
           "", "not NaN"))
       ->check(CLI::Range(0.0, 10.0))
       ->capture_default_str();
+  command->add_flag("--all-pairs", flags->all_pairs,
+                    "accurate: verify every candidate pair, as --pairs does, without writing "
+                    "them: the clusters of all pairs over --threshold, whatever the input order "
+                    "(those of neardup.dask); slower on large clusters");
   command->add_option(
       "--against", flags->against,
       "Index of an earlier corpus (repeatable): its near-duplicates are duplicates");

@@ -5,9 +5,10 @@
 #   2. Fingerprinter.sketch_batch against a datasketch-style pure-NumPy MinHash of 128 permutations
 #      (bench/python/sketch_bench.py);
 #   3. neardup.dask on a LocalCluster of 2 worker processes (one thread each) against
-#      `neardup dedup --threads 2` on the same 2 cores, on the dedup suite's English corpus
-#      (bench/dedup_corpus) of 1M and 10M documents: 3 alternating runs each at 1M, 1 at 10M
-#      (DASK_DOCS="N..." and DASK_RUNS change them); wall time of whole processes.
+#      `neardup dedup --threads 2` on the same 2 cores, both its default and the run of the same
+#      answer (`--all-pairs --boundary-sigmas 0`, checked byte for byte), on the dedup suite's
+#      English corpus (bench/dedup_corpus) of 1M and 10M documents: 3 alternating runs each at
+#      1M, 1 at 10M (DASK_DOCS="N..." and DASK_RUNS change them); wall time of whole processes.
 # PARTS="jieba sketch dask" (the default) chooses the parts.
 set -euo pipefail
 build=$1
@@ -43,18 +44,27 @@ for docs in ${DASK_DOCS:-1000000 10000000}; do
   runs=${DASK_RUNS:-$([[ $docs -ge 10000000 ]] && echo 1 || echo 3)}
   : >"$out/runs"
   for ((i = 0; i < runs; i++)); do
+    # The single run two ways: its default (the linear join, pairs near the threshold decided
+    # exactly), and the answer the Dask job computes (every candidate pair verified, each decided
+    # by its sketch), whose outputs the job's must equal byte for byte.
+    start=$(date +%s.%N)
+    "$build/cli/neardup" dedup "$corpus" -o "$out/kept-default.txt" --dups "$out/dups-default.tsv" \
+      --clusters "$out/clusters-default.jsonl" --quiet --threads 2
+    echo "default $(echo "$(date +%s.%N) - $start" | bc)" >>"$out/runs"
     start=$(date +%s.%N)
     "$build/cli/neardup" dedup "$corpus" -o "$out/kept.txt" --dups "$out/dups.tsv" \
-      --clusters "$out/clusters.jsonl" --quiet --threads 2
-    echo "cli $(echo "$(date +%s.%N) - $start" | bc)" >>"$out/runs"
+      --clusters "$out/clusters.jsonl" --quiet --threads 2 --all-pairs --boundary-sigmas 0
+    echo "all-pairs $(echo "$(date +%s.%N) - $start" | bc)" >>"$out/runs"
     rm -rf "$out/dask"
     start=$(date +%s.%N)
     "$python" -m neardup.dask "$corpus" -o "$out/dask" --workers 2 --quiet
     echo "dask $(echo "$(date +%s.%N) - $start" | bc)" >>"$out/runs"
     # The same answer, or the figures mean nothing.
-    cat "$out/dask"/kept/part-* | cmp -s - "$out/kept.txt"
-    cmp -s "$out/dask/dups.tsv" "$out/dups.tsv"
-    cmp -s "$out/dask/clusters.jsonl" "$out/clusters.jsonl"
+    for f in dups.tsv clusters.jsonl; do
+      cmp -s "$out/dask/$f" "$out/$f" || { echo "python: neardup.dask's $f differs" >&2; exit 1; }
+    done
+    cat "$out/dask"/kept/part-* | cmp -s - "$out/kept.txt" ||
+      { echo "python: neardup.dask's kept lines differ" >&2; exit 1; }
   done
   "$python" - "$out/runs" "$docs" "$corpus" <<'PY'
 import os, statistics, sys
@@ -63,10 +73,11 @@ times = {}
 for line in open(runs):
     name, seconds = line.split()
     times.setdefault(name, []).append(float(seconds))
-cli, dask = statistics.median(times["cli"]), statistics.median(times["dask"])
+default, all_pairs, dask = (statistics.median(times[k]) for k in ("default", "all-pairs", "dask"))
 mb = os.path.getsize(corpus) / 1e6
-print(f"{docs:>11,} documents ({mb:,.0f} MB), {len(times['cli'])} runs each, medians: "
-      f"neardup dedup {cli:.1f} s, neardup.dask {dask:.1f} s ({mb / dask:.1f} MB/s), "
-      f"overhead x{dask / cli:.2f}; outputs identical")
+print(f"{docs:>11,} documents ({mb:,.0f} MB), {len(times['dask'])} runs each, medians: "
+      f"neardup dedup {default:.1f} s, --all-pairs --boundary-sigmas 0 {all_pairs:.1f} s, "
+      f"neardup.dask {dask:.1f} s ({mb / dask:.1f} MB/s); overhead against the same answer "
+      f"x{dask / all_pairs:.2f}, against the default x{dask / default:.2f}; outputs identical")
 PY
 done

@@ -196,6 +196,7 @@ class JobSigner {
   size_t sketch_bytes() const { return signer_->sketch_bytes(); }
   size_t bands() const { return signer_->bands(); }
   double threshold() const { return signer_->options().threshold; }
+  const Sketcher& sketcher() const { return *signer_->sketcher(); }
 
   // Reads and signs the lines of [start, end) of `path` (see RangeLines).
   py::dict SignRange(const std::string& path, uint64_t start, uint64_t end,
@@ -292,83 +293,6 @@ class JobSigner {
     }
     // Pack drops the records' sketches by position: here every record has one.
     return Pack(records, sketches, band_keys, n, bytes);
-  }
-
-  // The near-duplicate pairs of band buckets: rows (key, ordinal, label, sketch) of the documents
-  // of buckets of two or more. Documents of one label are known to be joined already (by pairs
-  // found before). Inside each bucket (equal keys) the documents are taken in ordinal order and a
-  // pair is verified (the sketches estimate Jaccard >= threshold) unless the two are already
-  // joined, by their labels or by pairs found in the bucket: the pairs returned, with the labels,
-  // connect what every pair would. Returns (a, b) arrays of ordinals, a < b.
-  py::tuple VerifyBuckets(
-      py::array_t<uint64_t, py::array::c_style | py::array::forcecast> keys,
-      py::array_t<uint64_t, py::array::c_style | py::array::forcecast> ordinals,
-      py::array_t<uint64_t, py::array::c_style | py::array::forcecast> labels,
-      py::array_t<uint8_t, py::array::c_style | py::array::forcecast> sketches) const {
-    const auto n = static_cast<size_t>(keys.size());
-    const size_t width = sketch_bytes();
-    if (static_cast<size_t>(ordinals.size()) != n || static_cast<size_t>(labels.size()) != n ||
-        static_cast<size_t>(sketches.size()) != n * width) {
-      throw py::value_error("verify_buckets: keys, ordinals, labels and sketches (n x " +
-                            std::to_string(width) + " bytes) must describe the same rows");
-    }
-    const uint64_t* key = keys.data();
-    const uint64_t* ordinal = ordinals.data();
-    const uint64_t* label = labels.data();
-    const uint8_t* sketch = sketches.data();
-    std::vector<uint64_t> a, b;
-    {
-      py::gil_scoped_release release;
-      std::vector<uint32_t> order(n);
-      std::iota(order.begin(), order.end(), 0);
-      std::sort(order.begin(), order.end(), [&](uint32_t x, uint32_t y) {
-        return key[x] != key[y] ? key[x] < key[y] : ordinal[x] < ordinal[y];
-      });
-      const Sketcher& sketcher = *signer_->sketcher();
-      const double threshold = signer_->options().threshold;
-      std::vector<uint32_t> parent;
-      std::vector<std::pair<uint64_t, uint32_t>> by_label;
-      for (size_t begin = 0; begin < n;) {
-        size_t end = begin + 1;
-        while (end < n && key[order[end]] == key[order[begin]]) ++end;
-        const size_t m = end - begin;
-        parent.resize(m);
-        std::iota(parent.begin(), parent.end(), 0);
-        auto find = [&](uint32_t x) {
-          while (parent[x] != x) x = parent[x] = parent[parent[x]];
-          return x;
-        };
-        // Members of one label start joined (to the first of them).
-        by_label.clear();
-        for (size_t i = 0; i < m; ++i) {
-          by_label.emplace_back(label[order[begin + i]], static_cast<uint32_t>(i));
-        }
-        std::sort(by_label.begin(), by_label.end());
-        for (size_t i = 1; i < m; ++i) {
-          if (by_label[i].first == by_label[i - 1].first) {
-            const uint32_t x = find(by_label[i - 1].second), y = find(by_label[i].second);
-            if (x != y) parent[std::max(x, y)] = std::min(x, y);
-          }
-        }
-        for (size_t i = 0; i < m; ++i) {
-          const uint32_t row_i = order[begin + i];
-          for (size_t j = i + 1; j < m; ++j) {
-            const uint32_t row_j = order[begin + j];
-            const uint32_t root_i = find(static_cast<uint32_t>(i));
-            const uint32_t root_j = find(static_cast<uint32_t>(j));
-            if (root_i == root_j) continue;
-            const double jaccard = sketcher.EstimateIfAtLeast(&sketch[row_i * width],
-                                                              &sketch[row_j * width], threshold);
-            if (jaccard < threshold) continue;
-            parent[std::max(root_i, root_j)] = std::min(root_i, root_j);
-            a.push_back(std::min(ordinal[row_i], ordinal[row_j]));
-            b.push_back(std::max(ordinal[row_i], ordinal[row_j]));
-          }
-        }
-        begin = end;
-      }
-    }
-    return py::make_tuple(ToArray(a), ToArray(b));
   }
 
   // Whether row i of `a` and row i of `b` are near-duplicates by the join's test (the sketches
@@ -573,6 +497,510 @@ py::tuple Components(py::array_t<uint64_t, py::array::c_style | py::array::force
   return py::make_tuple(node_out, root_out);
 }
 
+// The target partition of a band row of the job's shuffle: key = band number << 32 | band key, the
+// band key's bits mixed with the band number's so that every band spreads evenly over the targets.
+uint64_t TargetOf(uint64_t key, uint64_t partitions) {
+  return ((key & 0xFFFFFFFFu) ^ ((key >> 32) * uint64_t{0x9E3779B1})) % partitions;
+}
+
+using RowArray = py::array_t<uint64_t, py::array::c_style | py::array::forcecast>;
+
+// One (key, ordinal) row of the band shuffle.
+struct BandRow {
+  uint64_t key;
+  uint64_t ordinal;
+  friend bool operator<(const BandRow& x, const BandRow& y) {
+    return x.key != y.key ? x.key < y.key : x.ordinal < y.ordinal;
+  }
+};
+static_assert(sizeof(BandRow) == 2 * sizeof(uint64_t), "rows are copied from n x 2 arrays");
+
+// Sorts rows by key then ordinal: a stable radix sort on the key's bits (11 a pass, passes over
+// bits that every row has alike skipped), then each run of one key sorted by ordinal if it is
+// not already (the pieces of a target come in partition order, so runs usually are).
+void SortRows(std::vector<BandRow>* rows) {
+  constexpr int kDigitBits = 11;
+  constexpr size_t kBuckets = size_t{1} << kDigitBits;
+  const size_t n = rows->size();
+  if (n < 2) return;
+  uint64_t all_or = 0, all_and = ~uint64_t{0};
+  for (const BandRow& row : *rows) {
+    all_or |= row.key;
+    all_and &= row.key;
+  }
+  const uint64_t varying = all_or & ~all_and;
+  std::vector<BandRow> scratch(n);
+  std::vector<size_t> count(kBuckets);
+  for (int shift = 0; shift < 64; shift += kDigitBits) {
+    if (((varying >> shift) & (kBuckets - 1)) == 0) continue;
+    std::fill(count.begin(), count.end(), 0);
+    for (const BandRow& row : *rows) ++count[(row.key >> shift) & (kBuckets - 1)];
+    size_t sum = 0;
+    for (size_t& c : count) {
+      const size_t here = c;
+      c = sum;
+      sum += here;
+    }
+    for (const BandRow& row : *rows) scratch[count[(row.key >> shift) & (kBuckets - 1)]++] = row;
+    rows->swap(scratch);
+  }
+  for (size_t begin = 0; begin < n;) {
+    size_t end = begin + 1;
+    bool sorted = true;
+    for (; end < n && (*rows)[end].key == (*rows)[begin].key; ++end) {
+      sorted = sorted && (*rows)[end - 1].ordinal <= (*rows)[end].ordinal;
+    }
+    if (!sorted) std::sort(rows->begin() + begin, rows->begin() + end);
+    begin = end;
+  }
+}
+
+// The rows of n x `width` uint64 arrays, checked. Rows of width 2 are BandRows.
+std::vector<RowArray> RowArrays(const py::list& pieces, py::ssize_t width, const char* what) {
+  std::vector<RowArray> arrays;
+  for (const py::handle piece : pieces) {
+    auto array = RowArray::ensure(piece);
+    if (!array || (array.size() > 0 && (array.ndim() != 2 || array.shape(1) != width))) {
+      throw py::value_error(std::string(what) + ": pieces must be n x " + std::to_string(width) +
+                            " arrays of uint64");
+    }
+    arrays.push_back(std::move(array));
+  }
+  return arrays;
+}
+
+std::vector<BandRow> ConcatRows(const std::vector<RowArray>& arrays) {
+  size_t total = 0;
+  for (const RowArray& array : arrays) total += static_cast<size_t>(array.size()) / 2;
+  std::vector<BandRow> rows(total);
+  size_t at = 0;
+  for (const RowArray& array : arrays) {
+    const size_t count = static_cast<size_t>(array.size()) / 2;
+    if (count > 0) std::memcpy(&rows[at], array.data(), count * sizeof(BandRow));
+    at += count;
+  }
+  return rows;
+}
+
+// The rows of a 2-d array `buckets` (n x 2: key, ordinal, sorted by key then ordinal).
+const BandRow* BucketRows(const RowArray& buckets, size_t* n) {
+  if (buckets.size() > 0 && (buckets.ndim() != 2 || buckets.shape(1) != 2)) {
+    throw py::value_error("buckets must be an n x 2 array of (key, ordinal)");
+  }
+  *n = static_cast<size_t>(buckets.size()) / 2;
+  return reinterpret_cast<const BandRow*>(buckets.data());
+}
+
+// Calls visit(begin, end) for each run of one key of sorted rows.
+template <typename Visit>
+void ForEachKeyRun(const BandRow* rows, size_t n, Visit&& visit) {
+  for (size_t begin = 0; begin < n;) {
+    size_t end = begin + 1;
+    while (end < n && rows[end].key == rows[begin].key) ++end;
+    visit(begin, end);
+    begin = end;
+  }
+}
+
+// Rows of `width` uint64 each, split by the partition of their ordinal (in column `by`, its high
+// 32 bits), in order: one n x width array a partition.
+py::list SplitByOwner(const std::vector<uint64_t>& values, size_t width, size_t by,
+                      uint64_t partitions) {
+  const size_t n = values.size() / width;
+  std::vector<size_t> count(partitions, 0);
+  for (size_t i = 0; i < n; ++i) {
+    const uint64_t owner = values[i * width + by] >> 32;
+    if (owner >= partitions) {
+      throw py::value_error("an ordinal's partition " + std::to_string(owner) +
+                            " is not below partitions = " + std::to_string(partitions));
+    }
+    ++count[owner];
+  }
+  py::list pieces;
+  std::vector<uint64_t*> out(partitions);
+  for (uint64_t t = 0; t < partitions; ++t) {
+    py::array_t<uint64_t> piece(
+        {static_cast<py::ssize_t>(count[t]), static_cast<py::ssize_t>(width)});
+    out[t] = piece.mutable_data();
+    pieces.append(piece);
+  }
+  for (size_t i = 0; i < n; ++i) {
+    uint64_t*& at = out[values[i * width + by] >> 32];
+    std::memcpy(at, &values[i * width], width * sizeof(uint64_t));
+    at += width;
+  }
+  return pieces;
+}
+
+// The band rows of one partition's documents, one piece (an n x 2 array of key, ordinal) a target
+// partition: every band of every usable document, ordinal = partition << 32 | local line number.
+py::list BandPieces(py::array_t<uint32_t, py::array::c_style | py::array::forcecast> band_keys,
+                    RowArray locals,
+                    py::array_t<bool, py::array::c_style | py::array::forcecast> usable,
+                    uint64_t partition, uint64_t partitions) {
+  const auto n = static_cast<size_t>(locals.size());
+  if (partitions == 0 || partition > 0xFFFFFFFFu) {
+    throw py::value_error("band_pieces: a partition below 2^32 and at least one target expected");
+  }
+  if (static_cast<size_t>(usable.size()) != n) {
+    throw py::value_error("band_pieces: locals and usable differ in length");
+  }
+  size_t bands = 0;
+  if (n > 0) {
+    if (band_keys.ndim() != 2 || static_cast<size_t>(band_keys.shape(0)) != n) {
+      throw py::value_error("band_pieces: band_keys must be an n x bands array, n = len(locals)");
+    }
+    bands = static_cast<size_t>(band_keys.shape(1));
+  }
+  const uint32_t* keys = band_keys.data();
+  const uint64_t* local = locals.data();
+  const bool* use = usable.data();
+  auto key_of = [&](size_t i, size_t b) {
+    return (static_cast<uint64_t>(b) << 32) | keys[i * bands + b];
+  };
+  std::vector<size_t> count(partitions, 0);
+  {
+    py::gil_scoped_release release;
+    for (size_t i = 0; i < n; ++i) {
+      if (!use[i]) continue;
+      for (size_t b = 0; b < bands; ++b) ++count[TargetOf(key_of(i, b), partitions)];
+    }
+  }
+  py::list pieces;
+  std::vector<uint64_t*> out(partitions);
+  for (uint64_t t = 0; t < partitions; ++t) {
+    py::array_t<uint64_t> piece({static_cast<py::ssize_t>(count[t]), py::ssize_t{2}});
+    out[t] = piece.mutable_data();
+    pieces.append(piece);
+  }
+  {
+    py::gil_scoped_release release;
+    for (size_t i = 0; i < n; ++i) {
+      if (!use[i]) continue;
+      const uint64_t ordinal = (partition << 32) | local[i];
+      for (size_t b = 0; b < bands; ++b) {
+        const uint64_t key = key_of(i, b);
+        uint64_t*& at = out[TargetOf(key, partitions)];
+        at[0] = key;
+        at[1] = ordinal;
+        at += 2;
+      }
+    }
+  }
+  return pieces;
+}
+
+// The rows of the keys that two or more rows have, from the pieces (n x 2 arrays of key, ordinal)
+// of every partition for one target, sorted by key then ordinal: the target's band buckets.
+py::array_t<uint64_t> SharedRows(const py::list& pieces) {
+  const std::vector<RowArray> arrays = RowArrays(pieces, 2, "shared_rows");
+  std::vector<BandRow> rows;
+  size_t shared = 0;
+  {
+    py::gil_scoped_release release;
+    rows = ConcatRows(arrays);
+    SortRows(&rows);
+    ForEachKeyRun(rows.data(), rows.size(), [&](size_t begin, size_t end) {
+      if (end - begin < 2) return;
+      for (size_t i = begin; i < end; ++i) rows[shared++] = rows[i];
+    });
+  }
+  py::array_t<uint64_t> out({static_cast<py::ssize_t>(shared), py::ssize_t{2}});
+  if (shared > 0) std::memcpy(out.mutable_data(), rows.data(), shared * sizeof(BandRow));
+  return out;
+}
+
+// Pass 1 of the job: in the buckets of at least `min_size` documents, each member paired with the
+// bucket's first document (its center): (center, member) rows, each pair once, sorted, one piece
+// a partition of the member.
+py::list StarPieces(RowArray buckets, uint64_t partitions, uint64_t min_size) {
+  if (partitions == 0) throw py::value_error("star_pieces: partitions must be at least 1");
+  size_t n = 0;
+  const BandRow* rows = BucketRows(buckets, &n);
+  std::vector<BandRow> stars;
+  {
+    py::gil_scoped_release release;
+    ForEachKeyRun(rows, n, [&](size_t begin, size_t end) {
+      if (end - begin < std::max<uint64_t>(min_size, 2)) return;
+      for (size_t i = begin + 1; i < end; ++i)
+        stars.push_back({rows[begin].ordinal, rows[i].ordinal});
+    });
+    SortRows(&stars);
+    stars.erase(std::unique(stars.begin(), stars.end(),
+                            [](const BandRow& x, const BandRow& y) {
+                              return x.key == y.key && x.ordinal == y.ordinal;
+                            }),
+                stars.end());
+  }
+  std::vector<uint64_t> values(stars.size() * 2);
+  if (!stars.empty()) std::memcpy(values.data(), stars.data(), values.size() * sizeof(uint64_t));
+  return SplitByOwner(values, 2, 1, partitions);
+}
+
+using ByteArray = py::array_t<uint8_t, py::array::c_style | py::array::forcecast>;
+
+// Where the document of local line number `local` is in a partition's arrays (`locals` sorted), or
+// `count` when it is not there.
+size_t PositionOf(const uint64_t* locals, size_t count, uint64_t local) {
+  if (count > 0 && locals[count - 1] == count - 1) return local < count ? local : count;
+  const uint64_t* at = std::lower_bound(locals, locals + count, local);
+  return at != locals + count && *at == local ? static_cast<size_t>(at - locals) : count;
+}
+
+// The check of pass 1 in one partition: of the (center, member) rows of the pieces (each pair
+// once), those whose sketches estimate Jaccard >= the threshold, sorted. The member is a document
+// of this partition (`locals`, `sketches`); the center is in the table (`center_ordinals`, sorted,
+// and `center_sketches`).
+py::array_t<uint64_t> VerifyStars(const JobSigner& signer, const py::list& pieces, RowArray locals,
+                                  ByteArray sketches, RowArray center_ordinals,
+                                  ByteArray center_sketches) {
+  const size_t width = signer.sketch_bytes();
+  const auto documents = static_cast<size_t>(locals.size());
+  const auto centers = static_cast<size_t>(center_ordinals.size());
+  if (static_cast<size_t>(sketches.size()) != documents * width ||
+      static_cast<size_t>(center_sketches.size()) != centers * width) {
+    throw py::value_error("verify_stars: the sketches (n x " + std::to_string(width) +
+                          " bytes) must be those of the locals and of the centers");
+  }
+  const std::vector<RowArray> arrays = RowArrays(pieces, 2, "verify_stars");
+  std::vector<BandRow> rows;
+  size_t kept = 0;
+  bool missing = false;
+  {
+    py::gil_scoped_release release;
+    rows = ConcatRows(arrays);
+    SortRows(&rows);
+    const uint64_t* local = locals.data();
+    const uint64_t* center = center_ordinals.data();
+    const uint8_t* sketch = sketches.data();
+    const uint8_t* center_sketch = center_sketches.data();
+    const Sketcher& sketcher = signer.sketcher();
+    const double threshold = signer.threshold();
+    for (size_t i = 0; i < rows.size(); ++i) {
+      // The pair again, from another band (rows below i are written only below `kept`, which
+      // is at most i, so rows[i - 1] is still the row read).
+      if (i > 0 && rows[i - 1].key == rows[i].key && rows[i - 1].ordinal == rows[i].ordinal) {
+        continue;
+      }
+      const uint64_t* c = std::lower_bound(center, center + centers, rows[i].key);
+      const size_t m = PositionOf(local, documents, rows[i].ordinal & 0xFFFFFFFFu);
+      if (c == center + centers || *c != rows[i].key || m == documents) {
+        missing = true;
+        break;
+      }
+      const size_t at = static_cast<size_t>(c - center);
+      if (sketcher.EstimateIfAtLeast(&center_sketch[at * width], &sketch[m * width], threshold) >=
+          threshold) {
+        rows[kept++] = rows[i];
+      }
+    }
+  }
+  if (missing) throw py::value_error("verify_stars: a row's center or member is not in the tables");
+  py::array_t<uint64_t> out({static_cast<py::ssize_t>(kept), py::ssize_t{2}});
+  if (kept > 0) std::memcpy(out.mutable_data(), rows.data(), kept * sizeof(BandRow));
+  return out;
+}
+
+// Pass 2's pieces: (rows, sketches) pairs, rows n x 3 (key, ordinal, label) and sketches n x width.
+struct SketchPieces {
+  std::vector<RowArray> rows;
+  std::vector<ByteArray> sketches;
+  size_t total = 0;
+};
+
+SketchPieces ReadSketchPieces(const py::list& pieces, size_t width, const char* what) {
+  SketchPieces out;
+  for (const py::handle piece : pieces) {
+    const auto pair = py::reinterpret_borrow<py::tuple>(piece);
+    if (!py::isinstance<py::tuple>(piece) || pair.size() != 2) {
+      throw py::value_error(std::string(what) + ": pieces must be (rows, sketches) tuples");
+    }
+    auto rows = RowArray::ensure(pair[0]);
+    auto sketches = ByteArray::ensure(pair[1]);
+    if (!rows || !sketches || (rows.size() > 0 && (rows.ndim() != 2 || rows.shape(1) != 3)) ||
+        static_cast<size_t>(sketches.size()) != static_cast<size_t>(rows.size()) / 3 * width) {
+      throw py::value_error(std::string(what) +
+                            ": a piece must be rows n x 3 (key, ordinal, label) of uint64 and "
+                            "their sketches, n x " +
+                            std::to_string(width) + " bytes");
+    }
+    out.total += static_cast<size_t>(rows.size()) / 3;
+    out.rows.push_back(std::move(rows));
+    out.sketches.push_back(std::move(sketches));
+  }
+  return out;
+}
+
+// Pass 2 of the job, after the shuffle: the rows (key, ordinal, label) of this partition's
+// documents in `pieces` (from every bucket partition), with their sketches, one (rows, sketches)
+// piece a target partition of the key.
+py::list AttachSketches(const JobSigner& signer, const py::list& pieces, RowArray locals,
+                        ByteArray sketches, uint64_t partitions) {
+  if (partitions == 0) throw py::value_error("attach_sketches: partitions must be at least 1");
+  const size_t width = signer.sketch_bytes();
+  const auto documents = static_cast<size_t>(locals.size());
+  if (static_cast<size_t>(sketches.size()) != documents * width) {
+    throw py::value_error("attach_sketches: the sketches (n x " + std::to_string(width) +
+                          " bytes) must be those of the locals");
+  }
+  const std::vector<RowArray> arrays = RowArrays(pieces, 3, "attach_sketches");
+  std::vector<size_t> count(partitions, 0);
+  bool missing = false;
+  for (const RowArray& array : arrays) {
+    const uint64_t* row = array.data();
+    for (size_t i = 0; i < static_cast<size_t>(array.size()) / 3; ++i) {
+      ++count[TargetOf(row[3 * i], partitions)];
+      missing = missing ||
+                PositionOf(locals.data(), documents, row[3 * i + 1] & 0xFFFFFFFFu) == documents;
+    }
+  }
+  if (missing) throw py::value_error("attach_sketches: a row's document is not in the partition");
+  py::list out;
+  std::vector<uint64_t*> rows_at(partitions);
+  std::vector<uint8_t*> sketches_at(partitions);
+  for (uint64_t t = 0; t < partitions; ++t) {
+    py::array_t<uint64_t> rows({static_cast<py::ssize_t>(count[t]), py::ssize_t{3}});
+    py::array_t<uint8_t> piece_sketches(
+        {static_cast<py::ssize_t>(count[t]), static_cast<py::ssize_t>(width)});
+    rows_at[t] = rows.mutable_data();
+    sketches_at[t] = piece_sketches.mutable_data();
+    out.append(py::make_tuple(rows, piece_sketches));
+  }
+  {
+    py::gil_scoped_release release;
+    const uint8_t* sketch = sketches.data();
+    for (const RowArray& array : arrays) {
+      const uint64_t* row = array.data();
+      for (size_t i = 0; i < static_cast<size_t>(array.size()) / 3; ++i, row += 3) {
+        const uint64_t t = TargetOf(row[0], partitions);
+        std::memcpy(rows_at[t], row, 3 * sizeof(uint64_t));
+        rows_at[t] += 3;
+        const size_t at = PositionOf(locals.data(), documents, row[1] & 0xFFFFFFFFu);
+        std::memcpy(sketches_at[t], &sketch[at * width], width);
+        sketches_at[t] += width;
+      }
+    }
+  }
+  return out;
+}
+
+// Pass 2's check, where the buckets land: the near-duplicate pairs of the buckets of the pieces
+// ((rows, sketches) of AttachSketches, from every partition). Documents of one label are known to
+// be joined already (by pairs found before). Inside each bucket (equal keys) the documents are
+// taken in ordinal order and a pair is verified (the sketches estimate Jaccard >= threshold)
+// unless the two are already joined, by their labels or by pairs found in the bucket: the pairs
+// returned, with the labels, connect what every pair would. Returns (a, b) arrays of ordinals,
+// a < b.
+py::tuple VerifyBuckets(const JobSigner& signer, const py::list& pieces) {
+  const size_t width = signer.sketch_bytes();
+  const SketchPieces read = ReadSketchPieces(pieces, width, "verify_buckets");
+  struct Member {
+    uint64_t key;
+    uint64_t ordinal;
+    uint64_t label;
+    const uint8_t* sketch;
+  };
+  std::vector<uint64_t> a, b;
+  {
+    py::gil_scoped_release release;
+    std::vector<Member> members;
+    members.reserve(read.total);
+    for (size_t p = 0; p < read.rows.size(); ++p) {
+      const uint64_t* row = read.rows[p].data();
+      const uint8_t* sketch = read.sketches[p].data();
+      for (size_t i = 0; i < static_cast<size_t>(read.rows[p].size()) / 3; ++i) {
+        members.push_back({row[3 * i], row[3 * i + 1], row[3 * i + 2], sketch + i * width});
+      }
+    }
+    std::sort(members.begin(), members.end(), [](const Member& x, const Member& y) {
+      return x.key != y.key ? x.key < y.key : x.ordinal < y.ordinal;
+    });
+    const Sketcher& sketcher = signer.sketcher();
+    const double threshold = signer.threshold();
+    std::vector<uint32_t> parent;
+    std::vector<std::pair<uint64_t, uint32_t>> by_label;
+    for (size_t begin = 0; begin < members.size();) {
+      size_t end = begin + 1;
+      while (end < members.size() && members[end].key == members[begin].key) ++end;
+      const size_t m = end - begin;
+      const Member* bucket = &members[begin];
+      parent.resize(m);
+      std::iota(parent.begin(), parent.end(), 0);
+      auto find = [&](uint32_t x) {
+        while (parent[x] != x) x = parent[x] = parent[parent[x]];
+        return x;
+      };
+      // Members of one label start joined (to the first of them).
+      by_label.clear();
+      for (size_t i = 0; i < m; ++i)
+        by_label.emplace_back(bucket[i].label, static_cast<uint32_t>(i));
+      std::sort(by_label.begin(), by_label.end());
+      for (size_t i = 1; i < m; ++i) {
+        if (by_label[i].first == by_label[i - 1].first) {
+          const uint32_t x = find(by_label[i - 1].second), y = find(by_label[i].second);
+          if (x != y) parent[std::max(x, y)] = std::min(x, y);
+        }
+      }
+      for (size_t i = 0; i < m; ++i) {
+        for (size_t j = i + 1; j < m; ++j) {
+          const uint32_t root_i = find(static_cast<uint32_t>(i));
+          const uint32_t root_j = find(static_cast<uint32_t>(j));
+          if (root_i == root_j) continue;
+          const double jaccard =
+              sketcher.EstimateIfAtLeast(bucket[i].sketch, bucket[j].sketch, threshold);
+          if (jaccard < threshold) continue;
+          parent[std::max(root_i, root_j)] = std::min(root_i, root_j);
+          a.push_back(std::min(bucket[i].ordinal, bucket[j].ordinal));
+          b.push_back(std::max(bucket[i].ordinal, bucket[j].ordinal));
+        }
+      }
+      begin = end;
+    }
+  }
+  auto to_array = [](const std::vector<uint64_t>& values) {
+    py::array_t<uint64_t> out(static_cast<py::ssize_t>(values.size()));
+    if (!values.empty()) std::memcpy(out.mutable_data(), values.data(), values.size() * 8);
+    return out;
+  };
+  return py::make_tuple(to_array(a), to_array(b));
+}
+
+// Pass 2 of the job: the rows (key, ordinal, label) of the buckets whose members do not all have
+// one label, one piece a partition of the row's document. A document's label is its root in
+// (nodes, roots) (sorted nodes, as `components` returns them), or itself when it is not a node.
+py::list MixedPieces(RowArray buckets, RowArray nodes, RowArray roots, uint64_t partitions) {
+  if (partitions == 0) throw py::value_error("mixed_pieces: partitions must be at least 1");
+  if (nodes.size() != roots.size()) throw py::value_error("mixed_pieces: nodes and roots differ");
+  size_t n = 0;
+  const BandRow* rows = BucketRows(buckets, &n);
+  const uint64_t* node = nodes.data();
+  const uint64_t* root = roots.data();
+  const auto count = static_cast<size_t>(nodes.size());
+  std::vector<uint64_t> values;
+  {
+    py::gil_scoped_release release;
+    // Every row's label, by a merge of the rows sorted by ordinal with the sorted nodes (one
+    // pass over each, where a search a row would miss the cache at every step).
+    std::vector<BandRow> by_ordinal(n);
+    for (size_t i = 0; i < n; ++i) by_ordinal[i] = {rows[i].ordinal, i};
+    SortRows(&by_ordinal);
+    std::vector<uint64_t> label(n);
+    size_t at = 0;
+    for (const BandRow& r : by_ordinal) {
+      while (at < count && node[at] < r.key) ++at;
+      label[r.ordinal] = at < count && node[at] == r.key ? root[at] : r.key;
+    }
+    ForEachKeyRun(rows, n, [&](size_t begin, size_t end) {
+      const auto [low, high] = std::minmax_element(&label[begin], &label[end]);
+      if (*low == *high) return;
+      for (size_t i = begin; i < end; ++i) {
+        values.insert(values.end(), {rows[i].key, rows[i].ordinal, label[i]});
+      }
+    });
+  }
+  return SplitByOwner(values, 3, 1, partitions);
+}
+
 // Writes the lines of a range that are not dropped (0-based line numbers in the range, sorted) to
 // `out_path` through the output layer: each line as it is in the input, with a newline added to a
 // last line without one. Returns (lines written, bytes written).
@@ -714,9 +1142,12 @@ void RegisterDistributed(py::module_& m) {
            py::arg("format"))
       .def("sign_texts", &JobSigner::SignTexts, py::arg("texts"), py::arg("ids") = py::none(),
            py::arg("priorities") = py::none())
-      .def("verify_buckets", &JobSigner::VerifyBuckets, py::arg("keys"), py::arg("ordinals"),
-           py::arg("labels"), py::arg("sketches"))
+      .def("verify_buckets", &VerifyBuckets, py::arg("pieces"))
+      .def("attach_sketches", &AttachSketches, py::arg("pieces"), py::arg("locals"),
+           py::arg("sketches"), py::arg("partitions"))
       .def("passes", &JobSigner::Passes, py::arg("a"), py::arg("b"))
+      .def("verify_stars", &VerifyStars, py::arg("pieces"), py::arg("locals"), py::arg("sketches"),
+           py::arg("center_ordinals"), py::arg("center_sketches"))
       .def("estimate", &JobSigner::Estimate, py::arg("a"), py::arg("b"))
       .def(py::pickle(
           [](const JobSigner& s) { return py::make_tuple(s.settings(), s.max_document_bytes()); },
@@ -725,6 +1156,12 @@ void RegisterDistributed(py::module_& m) {
           }));
   m.attr("WHOLE_FILE") = kWholeFile;
   m.def("components", &Components, py::arg("a"), py::arg("b"));
+  m.def("band_pieces", &BandPieces, py::arg("band_keys"), py::arg("locals"), py::arg("usable"),
+        py::arg("partition"), py::arg("partitions"));
+  m.def("shared_rows", &SharedRows, py::arg("pieces"));
+  m.def("star_pieces", &StarPieces, py::arg("buckets"), py::arg("partitions"), py::arg("min_size"));
+  m.def("mixed_pieces", &MixedPieces, py::arg("buckets"), py::arg("nodes"), py::arg("roots"),
+        py::arg("partitions"));
   m.def("write_kept_range", &WriteKeptRange, py::arg("path"), py::arg("start"), py::arg("end"),
         py::arg("max_line_bytes"), py::arg("drop"), py::arg("out_path"));
   m.def("format_duplicates", &FormatDuplicates, py::arg("dups"), py::arg("kept"),

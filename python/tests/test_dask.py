@@ -91,10 +91,12 @@ def write_plain(path, texts, crlf=False):
 
 
 def run_cli(inputs, out, *flags):
-    # The Dask job decides every pair by its sketch, as neardup dedup --boundary-sigmas 0.
+    # The Dask job finds the clusters of all pairs, each decided by its sketch: neardup dedup
+    # --all-pairs --boundary-sigmas 0.
     os.makedirs(out, exist_ok=True)
     command = [CLI, "dedup", *inputs, "-o", f"{out}/kept", "--dups", f"{out}/dups.tsv",
-               "--clusters", f"{out}/clusters.jsonl", "--boundary-sigmas", "0", "-q", *flags]
+               "--clusters", f"{out}/clusters.jsonl", "--all-pairs", "--boundary-sigmas", "0",
+               "-q", *flags]
     subprocess.run(command, check=True, capture_output=True)
 
 
@@ -379,3 +381,200 @@ def test_ranges_cut_anywhere_read_every_line_once(tmp_path):
     assert sum("longer than the limit of 25 bytes" in str(d[1]) for d in whole) >= 3
     for cut in range(size + 1):
         assert _range_documents(signer, short, path, [0, cut, size]) == whole, cut
+
+
+def _model_shared(rows):
+    """The rows of keys held twice or more, sorted by key then ordinal (a model of shared_rows)."""
+    counts = {}
+    for key, _ in rows:
+        counts[key] = counts.get(key, 0) + 1
+    return sorted((k, o) for k, o in rows if counts[k] >= 2)
+
+
+def _runs_of(rows):
+    runs = {}
+    for key, ordinal in rows:
+        runs.setdefault(key, []).append(ordinal)
+    return runs
+
+
+def _targets(keys, partitions):
+    """The target partition of band rows' keys (a model of the extension's rule: the band key's
+    bits mixed with the band number's)."""
+    import numpy as np
+    mixed = (keys & np.uint64(0xFFFFFFFF)) ^ (keys >> np.uint64(32)) * np.uint64(0x9E3779B1)
+    return (mixed % np.uint64(partitions)).astype(np.int64)
+
+
+def test_band_shuffle_steps_against_models():
+    """The job's shuffle and passes (band_pieces, shared_rows, star_pieces, mixed_pieces,
+    verify_stars) against pure-Python models, on keys drawn from a small range so that buckets
+    of every size occur; then their errors."""
+    import numpy as np
+    from neardup import _neardup
+    from neardup.dask import _job
+
+    rng = np.random.default_rng(5)
+    sources, targets, bands = 3, 4, 5
+    parts, model_rows = [], []
+    for p in range(sources):
+        n = int(rng.integers(0, 400)) if p else 0  # partition 0 has no documents
+        local = np.sort(rng.choice(1000, size=n, replace=False)).astype(np.uint64)
+        keys = rng.integers(0, 60, size=(n, bands)).astype(np.uint32)
+        usable = rng.random(n) < 0.9
+        parts.append((keys, local, usable))
+        for i in range(n):
+            if usable[i]:
+                model_rows += [((b << 32) | int(keys[i, b]), (p << 32) | int(local[i]))
+                               for b in range(bands)]
+    pieces = [_neardup.band_pieces(k, loc, u, p, targets) for p, (k, loc, u) in enumerate(parts)]
+    got_rows = []
+    for per_target in pieces:
+        assert len(per_target) == targets
+        for t, piece in enumerate(per_target):
+            assert piece.dtype == np.uint64 and piece.shape[1:] == (2,)
+            assert (_targets(piece[:, 0], targets) == t).all()
+            got_rows += [tuple(r) for r in piece.tolist()]
+    assert sorted(got_rows) == sorted(model_rows)
+
+    buckets = []
+    for t in range(targets):
+        mine = [p[t] for p in pieces]
+        shared = _neardup.shared_rows(mine)
+        expected = _model_shared([tuple(r) for m in mine for r in m.tolist()])
+        assert [tuple(r) for r in shared.tolist()] == expected
+        # Pieces out of partition order: runs sorted by ordinal all the same.
+        assert (_neardup.shared_rows(mine[::-1]) == shared).all()
+        buckets.append(shared)
+    assert sum(len(b) for b in buckets) > 100
+
+    for bucket in buckets:
+        stars = _neardup.star_pieces(bucket, sources, 3)
+        model = sorted({(ordinals[0], o) for ordinals in _runs_of(bucket.tolist()).values()
+                        if len(ordinals) >= 3 for o in ordinals[1:]})
+        assert [tuple(r) for s in stars for r in s.tolist()] == \
+            sorted(model, key=lambda r: (r[1] >> 32, r))
+        for p, s in enumerate(stars):
+            assert (s[:, 1] >> np.uint64(32) == p).all()
+    # Labels: a few documents joined to the smallest of their group.
+    ordinals = sorted({o for _, o in model_rows})
+    groups = [ordinals[i:i + 3] for i in range(0, len(ordinals) // 2, 7)]
+    nodes = np.array(sorted(o for g in groups for o in g), dtype=np.uint64)
+    root_of = {o: g[0] for g in groups for o in g}
+    roots = np.array([root_of[int(o)] for o in nodes], dtype=np.uint64)
+    for bucket in buckets:
+        mixed = _neardup.mixed_pieces(bucket, nodes, roots, sources)
+        model = []
+        for key, members in _runs_of(bucket.tolist()).items():
+            labels = [root_of.get(o, o) for o in members]
+            if len(set(labels)) > 1:
+                model += [(key, o, lab) for o, lab in zip(members, labels)]
+        got = [tuple(r) for m in mixed for r in m.tolist()]
+        assert sorted(got) == sorted(model)
+        for p, m in enumerate(mixed):
+            assert (m[:, 1] >> np.uint64(32) == p).all()
+
+    # verify_stars against passes(): real sketches, each pair once.
+    signer = _neardup.JobSigner("method=accurate threshold=0.8")
+    texts = make_documents(300, seed=9)
+    part = signer.sign_texts(texts)
+    usable = np.flatnonzero((part["flags"] & _job.FLAG_EMPTY) == 0)
+    members = rng.choice(usable, size=400)
+    centers = rng.choice(usable, size=400)
+    rows = np.stack([centers.astype(np.uint64) | np.uint64(7 << 32),
+                     members.astype(np.uint64) | np.uint64(2 << 32)], axis=1)
+    center_ordinals = np.unique(rows[:, 0])
+    center_sketches = part["sketches"][center_ordinals & np.uint64(0xFFFFFFFF)]
+    got = signer.verify_stars([rows[:250], rows[150:]], part["local"], part["sketches"],
+                              center_ordinals, center_sketches)
+    unique = np.unique(rows, axis=0)
+    passes = signer.passes(part["sketches"][unique[:, 0] & np.uint64(0xFFFFFFFF)],
+                           part["sketches"][unique[:, 1] & np.uint64(0xFFFFFFFF)])
+    assert passes.any() and not passes.all()
+    assert got.tolist() == unique[passes].tolist()
+
+    # Pass 2: attach_sketches routes each row with its sketch to the target of its key, and
+    # verify_buckets finds the pairs of a model that walks every bucket in ordinal order.
+    ordinal_of = np.uint64(3 << 32)
+    doc_rows = []
+    ii, jj = np.triu_indices(len(usable), 1)
+    near = np.flatnonzero(signer.passes(part["sketches"][usable[ii]], part["sketches"][usable[jj]]))
+    assert len(near) > 10
+    for key in range(40):
+        pair = near[rng.integers(0, len(near))]
+        members = np.unique(np.r_[usable[ii[pair]], usable[jj[pair]],
+                                  rng.choice(usable, size=int(rng.integers(0, 7)))])
+        label = rng.choice(members)  # some members of a bucket already joined
+        for m in members:
+            joined = rng.random() < 0.3
+            doc_rows.append((key | (int(rng.integers(0, 4)) << 32), int(m) | int(ordinal_of),
+                             (int(label) if joined else int(m)) | int(ordinal_of)))
+    rows3 = np.array(doc_rows, dtype=np.uint64)
+    attached = signer.attach_sketches([rows3[:100], rows3[100:]], part["local"],
+                                      part["sketches"], targets)
+    assert len(attached) == targets
+    assert sorted(r for a in attached for r in map(tuple, a[0].tolist())) == sorted(doc_rows)
+    for t, (r, sk) in enumerate(attached):
+        assert (_targets(r[:, 0], targets) == t).all()
+        assert (sk == part["sketches"][r[:, 1] & np.uint64(0xFFFFFFFF)]).all()
+    got = set()
+    for t in range(targets):
+        a, b = signer.verify_buckets([attached[t]])
+        got |= set(zip(a.tolist(), b.tolist()))
+    model = set()
+    for key in sorted({r[0] for r in doc_rows}):
+        bucket = sorted((o, lab) for k, o, lab in doc_rows if k == key)
+        parent = list(range(len(bucket)))
+
+        def find(x):
+            while parent[x] != x:
+                x = parent[x]
+            return x
+        for i in range(len(bucket)):
+            for j in range(i):
+                if bucket[i][1] == bucket[j][1]:
+                    parent[find(i)] = find(j)
+        for i in range(len(bucket)):
+            for j in range(i + 1, len(bucket)):
+                if find(i) == find(j):
+                    continue
+                sa = part["sketches"][bucket[i][0] & 0xFFFFFFFF]
+                sb = part["sketches"][bucket[j][0] & 0xFFFFFFFF]
+                if signer.passes(sa[None, :], sb[None, :])[0]:
+                    parent[max(find(i), find(j))] = min(find(i), find(j))
+                    model.add((bucket[i][0], bucket[j][0]))
+    assert model and got == model
+
+    # Errors.
+    keys, local, usable_ = parts[1]
+    with pytest.raises(ValueError, match="band_pieces"):
+        _neardup.band_pieces(keys, local, usable_, 1, 0)
+    with pytest.raises(ValueError, match="band_pieces"):
+        _neardup.band_pieces(keys[:-1], local, usable_, 1, 2)
+    with pytest.raises(ValueError, match="band_pieces"):
+        _neardup.band_pieces(keys, local, usable_[:-1], 1, 2)
+    with pytest.raises(ValueError, match="band_pieces"):
+        _neardup.band_pieces(keys, local, usable_, 1 << 32, 2)
+    with pytest.raises(ValueError, match="shared_rows"):
+        _neardup.shared_rows([np.zeros((3, 3), np.uint64)])
+    with pytest.raises(ValueError, match="not below partitions"):
+        _neardup.star_pieces(buckets[0], 1, 2)
+    with pytest.raises(ValueError, match="n x 2"):
+        _neardup.mixed_pieces(np.zeros((2, 3), np.uint64), nodes, roots, sources)
+    with pytest.raises(ValueError, match="nodes and roots"):
+        _neardup.mixed_pieces(buckets[0], nodes, roots[:-1], sources)
+    with pytest.raises(ValueError, match="not in the tables"):
+        signer.verify_stars([rows], part["local"], part["sketches"], center_ordinals[1:],
+                            center_sketches[1:])
+    with pytest.raises(ValueError, match="verify_stars"):
+        signer.verify_stars([rows], part["local"], part["sketches"][1:], center_ordinals,
+                            center_sketches)
+    with pytest.raises(ValueError, match="not in the partition"):
+        signer.attach_sketches([rows3 + np.array([0, 1 << 20, 0], np.uint64)], part["local"],
+                               part["sketches"], targets)
+    with pytest.raises(ValueError, match="attach_sketches"):
+        signer.attach_sketches([rows3[:, :2]], part["local"], part["sketches"], targets)
+    with pytest.raises(ValueError, match="rows n x 3"):
+        signer.verify_buckets([(attached[0][0], attached[0][1][:, 1:])])
+    with pytest.raises(ValueError, match="tuples"):
+        signer.verify_buckets([attached[0][0]])

@@ -290,6 +290,15 @@ if run dedup-accurate 0 "$T/empty" -- "$ND" dedup -q "$T/dedup.txt" -o "$T/kept.
   expect_same dedup-accurate-kept "$T/kept.txt" "$(sed -n '1p;3p;5p' "$T/dedup.txt")"
   expect dedup-accurate-report "$T/report.json" 'method=accurate mode=shingles:char:5 weighting=distinct lang=auto fold=t2s threshold=0.8 sketch=1024x1 bands=20x6'
 fi
+# --all-pairs verifies every candidate, as --pairs does, without the file: the report counts them all.
+if run dedup-all-pairs 0 "$T/empty" -- "$ND" dedup -q "$T/dedup.txt" -o "$T/kept-all.txt" --all-pairs --report "$T/report-all.json"; then
+  expect dedup-all-pairs "$T/report-all.json" '"pairs_complete":true'
+  expect dedup-all-pairs-count "$T/report-all.json" "\"pairs\":$(wc -l <"$T/pairs.tsv"),"
+  expect_same dedup-all-pairs-kept "$T/kept-all.txt" "$(cat "$T/kept.txt")"
+fi
+if run dedup-linear 0 "$T/empty" -- "$ND" dedup -q "$T/dedup.txt" -o /dev/null --report "$T/report-linear.json"; then
+  expect dedup-linear "$T/report-linear.json" '"pairs_complete":false'
+fi
 # --- dedup --save-index then --against with the default method: an index of sketches and band keys
 sed -n '1p;3p;5p' "$T/dedup.txt" >"$T/day1.txt"
 { sed -n 2p "$T/dedup.txt"; echo 'A brand new line about gardening, tomatoes and the summer rain.'; } >"$T/day2.txt"

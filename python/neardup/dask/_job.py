@@ -6,14 +6,14 @@ The steps (doc/dask.md has the whole design):
    read and signed by the extension exactly as ``neardup dedup`` reads and signs it; the results
    stay in the workers' memory (persisted), and only counts come back.
 2. **band shuffle**: every document's band keys (band number in the high 32 bits, key in the low)
-   with its ordinal (partition << 32 | line in the partition) go through Dask's shuffle on the key;
-   each shuffled partition keeps (persisted) the rows of keys shared by two documents or more: the
-   buckets.
+   with its ordinal (partition << 32 | line in the partition), cut into one piece a target
+   partition of the key and moved by Dask as arrays; each target keeps (persisted) the rows of
+   keys shared by two documents or more, sorted: the buckets.
 3. **pass 1**: each bucket member is verified against the bucket's first document (its center),
    whose sketch is in a table shared with every worker; the components of the pairs kept label the
    documents.
-4. **pass 2**: the buckets whose members pass 1 did not all join travel with their sketches through
-   a second shuffle and are verified whole, in ordinal order, skipping pairs already joined (by the
+4. **pass 2**: the buckets whose members pass 1 did not all join go to their members' partitions,
+   come back with the sketches (a second shuffle, of pieces again) and are verified whole, in ordinal order, skipping pairs already joined (by the
    labels or by pairs found in the bucket): with pass 1, the pairs kept connect exactly what all
    pairs would.
 5. **clusters**: the connected components of those pairs (ordinals only, on the client); the kept
@@ -37,15 +37,15 @@ import shutil
 import sys
 import time
 import uuid
-from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
 import numpy as np
-import pandas as pd
 
 import dask
-import dask.bag as db
-import dask.dataframe as dd
 from dask import delayed
+
+if TYPE_CHECKING:  # imported where used: a job over files needs neither (0.3 s saved a process)
+    import pandas as pd
 
 from .. import _neardup
 
@@ -262,6 +262,7 @@ def _frame_records(frame: pd.DataFrame, text_field: str, id_field: str,
     if id_field and id_field in frame.columns:
         columns[id_field] = frame[id_field].tolist()
     if priority_field and priority_field in frame.columns:
+        import pandas as pd
         columns[priority_field] = [None if pd.isna(v) else float(v)
                                    for v in frame[priority_field].tolist()]
     names = list(columns)
@@ -284,186 +285,91 @@ def _summary(part: Dict[str, Any]) -> Dict[str, Any]:
     }
 
 
-BAND_META = pd.DataFrame({"key": np.array([], dtype=np.uint64),
-                          "ordinal": np.array([], dtype=np.uint64)})
-# The shuffles' target partition of a row, computed here: band keys are hashes already, so Dask
-# need not hash them again (a column named "_partitions" is taken as the partition number).
-PARTITION = "_partitions"
+# The shuffles move NumPy arrays, not DataFrames: each partition cuts its rows into one piece a
+# target (the target computed from the key, which is a hash already: _neardup.band_pieces,
+# JobSigner.attach_sketches), and each target sorts the pieces it is given (_neardup.shared_rows,
+# JobSigner.verify_buckets). Dask moves the pieces between workers as buffers, without pickling
+# or regrouping them row by row.
+EMPTY_ROWS = np.zeros((0, 2), dtype=np.uint64)
 
 
-def _with_partition(frame: pd.DataFrame, partitions: int) -> pd.DataFrame:
-    keys = frame["key"].to_numpy()
-    # The band key's bits mixed with the band number's, so that every band spreads evenly.
-    mixed = (keys & np.uint64(LOCAL_MASK)) ^ (keys >> np.uint64(LOCAL_BITS)) * np.uint64(0x9E3779B1)
-    frame[PARTITION] = (mixed % np.uint64(partitions)).astype(np.uint32)
-    return frame
-
-
-def _band_meta(with_partition: bool) -> pd.DataFrame:
-    meta = BAND_META.copy()
-    if with_partition:
-        meta[PARTITION] = np.array([], dtype=np.uint32)
-    return meta
-
-
-def _band_rows(part: Dict[str, Any], p: int, partitions: int) -> pd.DataFrame:
+def _band_pieces(part: Dict[str, Any], p: int, partitions: int) -> Tuple[np.ndarray, ...]:
     usable = (part["flags"] & FLAG_EMPTY) == 0  # documents without features are never joined
-    keys = part["band_keys"][usable].astype(np.uint64)
-    bands = keys.shape[1] if keys.ndim == 2 else 0
-    ordinals = (np.uint64(p) << np.uint64(LOCAL_BITS)) | part["local"][usable].astype(np.uint64)
-    band_numbers = np.arange(bands, dtype=np.uint64) << np.uint64(LOCAL_BITS)
-    return _with_partition(pd.DataFrame({
-        "key": (keys | band_numbers[None, :]).ravel(),
-        "ordinal": np.repeat(ordinals, bands),
-    }), partitions)
+    return tuple(_neardup.band_pieces(part["band_keys"], part["local"], usable, p, partitions))
 
 
-def _shared_keys(frame: pd.DataFrame) -> pd.DataFrame:
-    """The rows of keys that two documents or more have (after the shuffle, all rows of a key are
-    in one partition), sorted by key then ordinal."""
-    if len(frame) == 0:
-        return BAND_META.copy()
-    keys = frame["key"].to_numpy()
-    ordinals = frame["ordinal"].to_numpy()
-    order = np.lexsort((ordinals, keys))
-    keys, ordinals = keys[order], ordinals[order]
-    same_next = np.zeros(len(keys), dtype=bool)
-    same_next[:-1] = keys[1:] == keys[:-1]
-    shared = same_next.copy()
-    shared[1:] |= same_next[:-1]
-    return pd.DataFrame({"key": keys[shared], "ordinal": ordinals[shared]})
+def _shared_rows(pieces: List[np.ndarray]) -> np.ndarray:
+    """The rows (key, ordinal) of keys that two documents or more have, sorted by key then ordinal:
+    after the shuffle, all rows of a key are in one target."""
+    return _neardup.shared_rows(list(pieces))
 
 
 def _owner(ordinals: np.ndarray) -> np.ndarray:
     return (ordinals >> np.uint64(LOCAL_BITS)).astype(np.int64)
 
 
-def _split_rows(rows: np.ndarray, by: np.ndarray, partitions: int) -> Tuple[np.ndarray, ...]:
-    """Rows (a 2-d array) grouped by the partition of the ordinals `by`, one piece a partition."""
-    owner = _owner(by)
-    order = np.argsort(owner, kind="stable")
-    rows, owner = rows[order], owner[order]
-    bounds = np.searchsorted(owner, np.arange(partitions + 1))
-    return tuple(rows[bounds[p]:bounds[p + 1]] for p in range(partitions))
-
-
-def _runs(frame: pd.DataFrame) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The shared rows (sorted by key then ordinal, as _shared_keys leaves them) and where each
+def _runs(rows: np.ndarray) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The shared rows (sorted by key then ordinal, as _shared_rows leaves them) and where each
     run of one key starts."""
-    keys = frame["key"].to_numpy()
-    ordinals = frame["ordinal"].to_numpy()
+    keys = rows[:, 0]
+    ordinals = rows[:, 1]
     starts = np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]]) if len(keys) else \
         np.zeros(0, dtype=np.int64)
     return keys, ordinals, starts
 
 
-def _unique_rows(rows: np.ndarray) -> np.ndarray:
-    if len(rows) == 0:
-        return rows
-    rows = rows[np.lexsort((rows[:, 1], rows[:, 0]))]
-    keep = np.r_[True, np.any(rows[1:] != rows[:-1], axis=1)]
-    return rows[keep]
-
-
-def _star_pairs(frame: pd.DataFrame, partitions: int) -> Tuple[np.ndarray, ...]:
+def _star_pairs(buckets: np.ndarray, partitions: int) -> Tuple[np.ndarray, ...]:
     """Pass 1: each bucket's first document (its smallest ordinal, the center) paired with every
     other member, (center, member) rows grouped by the member's partition."""
-    keys, ordinals, starts = _runs(frame)
-    if len(keys) == 0:
-        empty = np.zeros((0, 2), dtype=np.uint64)
-        return tuple(empty for _ in range(partitions))
-    sizes = np.diff(np.r_[starts, len(keys)])
-    run_of = np.repeat(np.arange(len(starts)), sizes)
-    centers = ordinals[starts][run_of]
-    member = (centers != ordinals) & (sizes[run_of] >= MIN_STAR_BUCKET)
-    rows = _unique_rows(np.stack([centers[member], ordinals[member]], axis=1))
-    return _split_rows(rows, rows[:, 1], partitions)
+    return tuple(_neardup.star_pieces(buckets, partitions, MIN_STAR_BUCKET))
 
 
-def _centers(frame: pd.DataFrame) -> np.ndarray:
-    keys, ordinals, starts = _runs(frame)
+def _centers(buckets: np.ndarray) -> np.ndarray:
+    keys, ordinals, starts = _runs(buckets)
     sizes = np.diff(np.r_[starts, len(keys)])
     return np.unique(ordinals[starts[sizes >= MIN_STAR_BUCKET]])
 
 
+def _positions(part: Dict[str, Any], locals_: np.ndarray) -> np.ndarray:
+    """Where the documents of local line numbers `locals_` are in the partition's arrays."""
+    local = part["local"]
+    if len(local) == 0 or int(local[-1]) == len(local) - 1:
+        return locals_.astype(np.intp)  # every line a document: its number is its place
+    return np.searchsorted(local, locals_)
+
+
 def _sketches_of(part: Dict[str, Any], locals_: np.ndarray) -> np.ndarray:
-    return part["sketches"][np.searchsorted(part["local"], locals_)]
+    # np.take copies whole rows (fancy indexing of a 2-d array goes element by element).
+    return np.take(part["sketches"], _positions(part, locals_), axis=0)
 
 
 def _verify_stars(signer: Any, pieces: List[np.ndarray], part: Dict[str, Any],
                   centers: Tuple[np.ndarray, np.ndarray]) -> np.ndarray:
     """The (center, member) pairs of one partition's members that pass the test: the member's
     sketch is here, the center's in the shared table of centers."""
-    rows = _unique_rows(np.concatenate(pieces)) if pieces else np.zeros((0, 2), np.uint64)
-    if len(rows) == 0:
-        return rows
     center_ordinals, center_sketches = centers
-    a = center_sketches[np.searchsorted(center_ordinals, rows[:, 0])]
-    b = _sketches_of(part, rows[:, 1] & np.uint64(LOCAL_MASK))
-    return rows[signer.passes(np.ascontiguousarray(a), np.ascontiguousarray(b))]
+    return signer.verify_stars(list(pieces), part["local"], part["sketches"], center_ordinals,
+                               center_sketches)
 
 
-def _label_of(labels: Tuple[np.ndarray, np.ndarray], ordinals: np.ndarray) -> np.ndarray:
-    nodes, roots = labels
-    if len(nodes) == 0:
-        return ordinals.copy()
-    at = np.minimum(np.searchsorted(nodes, ordinals), len(nodes) - 1)
-    return np.where(nodes[at] == ordinals, roots[at], ordinals)
-
-
-def _mixed_rows(frame: pd.DataFrame, labels: Tuple[np.ndarray, np.ndarray],
+def _mixed_rows(buckets: np.ndarray, labels: Tuple[np.ndarray, np.ndarray],
                 partitions: int) -> Tuple[np.ndarray, ...]:
     """Pass 2: the rows (key, ordinal, label) of buckets whose members are not all joined by pass
     1, grouped by the partition of their document."""
-    keys, ordinals, starts = _runs(frame)
-    if len(keys) == 0:
-        empty = np.zeros((0, 3), dtype=np.uint64)
-        return tuple(empty for _ in range(partitions))
-    label = _label_of(labels, ordinals)
-    mixed_runs = np.minimum.reduceat(label, starts) != np.maximum.reduceat(label, starts)
-    keep = np.repeat(mixed_runs, np.diff(np.r_[starts, len(keys)]))
-    rows = np.stack([keys[keep], ordinals[keep], label[keep]], axis=1)
-    return _split_rows(rows, rows[:, 1], partitions)
+    nodes, roots = labels
+    return tuple(_neardup.mixed_pieces(buckets, nodes, roots, partitions))
 
 
-def _sketch_words(sketch_bytes: int) -> int:
-    return (sketch_bytes + 7) // 8
+def _attach_sketches(signer: Any, pieces: List[np.ndarray], part: Dict[str, Any],
+                     partitions: int) -> Tuple[Tuple[np.ndarray, np.ndarray], ...]:
+    """Pass 2: the rows (key, ordinal, label) of this partition's documents with their sketches,
+    one (rows, sketches) piece a target partition of the key."""
+    return tuple(signer.attach_sketches(list(pieces), part["local"], part["sketches"],
+                                        partitions))
 
 
-def _heavy_meta(sketch_bytes: int) -> pd.DataFrame:
-    columns: Dict[str, np.ndarray] = {"key": np.array([], dtype=np.uint64),
-                                      "ordinal": np.array([], dtype=np.uint64),
-                                      "label": np.array([], dtype=np.uint64)}
-    for w in range(_sketch_words(sketch_bytes)):
-        columns[f"s{w}"] = np.array([], dtype=np.uint64)
-    columns[PARTITION] = np.array([], dtype=np.uint32)
-    return pd.DataFrame(columns)
-
-
-def _attach_sketches(pieces: List[np.ndarray], part: Dict[str, Any], sketch_bytes: int,
-                     partitions: int) -> pd.DataFrame:
-    rows = np.concatenate(pieces) if pieces else np.zeros((0, 3), np.uint64)
-    if len(rows) == 0:
-        return _heavy_meta(sketch_bytes)
-    sketches = _sketches_of(part, rows[:, 1] & np.uint64(LOCAL_MASK))
-    words = _sketch_words(sketch_bytes)
-    padded = np.zeros((len(rows), words * 8), dtype=np.uint8)
-    padded[:, :sketch_bytes] = sketches
-    as_words = padded.view(np.uint64)
-    columns = {"key": rows[:, 0], "ordinal": rows[:, 1], "label": rows[:, 2]}
-    for w in range(words):
-        columns[f"s{w}"] = as_words[:, w]
-    return _with_partition(pd.DataFrame(columns), partitions)
-
-
-def _verify(signer: Any, frame: pd.DataFrame) -> np.ndarray:
-    if len(frame) == 0:
-        return np.zeros((0, 2), dtype=np.uint64)
-    words = _sketch_words(signer.sketch_bytes)
-    as_words = np.ascontiguousarray(frame[[f"s{w}" for w in range(words)]].to_numpy(np.uint64))
-    sketches = as_words.view(np.uint8)[:, :signer.sketch_bytes]
-    a, b = signer.verify_buckets(frame["key"].to_numpy(), frame["ordinal"].to_numpy(),
-                                 frame["label"].to_numpy(), np.ascontiguousarray(sketches))
+def _verify(signer: Any, pieces: List[Tuple[np.ndarray, np.ndarray]]) -> np.ndarray:
+    a, b = signer.verify_buckets(list(pieces))
     return np.stack([a, b], axis=1)
 
 
@@ -479,7 +385,7 @@ def _names(part: Dict[str, Any], at: np.ndarray, naming: Tuple[str, int]) -> Lis
 
 
 def _keep_figures(part: Dict[str, Any], locals_: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
-    at = np.searchsorted(part["local"], locals_)
+    at = _positions(part, locals_)
     return part["lengths"][at], part["priorities"][at]
 
 
@@ -490,8 +396,16 @@ def _pack(value: Any) -> bytes:
 
 
 def _kept_info(part: Dict[str, Any], locals_: np.ndarray, naming: Tuple[str, int]) -> bytes:
-    at = np.searchsorted(part["local"], locals_)
+    at = _positions(part, locals_)
     return _pack((_names(part, at, naming), part["sketches"][at]))
+
+
+def _name_table(names: List[bytes]) -> Tuple[np.ndarray, np.ndarray]:
+    """Names as one buffer and their offsets: two arrays travel at once, where Dask would
+    serialise a list of bytes item by item (18 s for the 464k names of a 10M-document job)."""
+    offsets = np.zeros(len(names) + 1, dtype=np.int64)
+    np.cumsum(np.fromiter(map(len, names), dtype=np.int64, count=len(names)), out=offsets[1:])
+    return np.frombuffer(b"".join(names), dtype=np.uint8), offsets
 
 
 def _partition_duplicates(signer: Any, part: Dict[str, Any], locals_: np.ndarray,
@@ -500,8 +414,8 @@ def _partition_duplicates(signer: Any, part: Dict[str, Any], locals_: np.ndarray
     """For the documents of partition p that are in clusters (locals_, with the ordinal of their
     cluster's kept document): their ids, and the dups lines of those that are not kept, with their
     scores against the kept document (whose id and sketch are in the shared table), packed."""
-    kept_ordinals, kept_names, kept_sketches = kept_table
-    at = np.searchsorted(part["local"], locals_)
+    kept_ordinals, (name_bytes, name_offsets), kept_sketches = kept_table
+    at = _positions(part, locals_)
     names = _names(part, at, naming)
     ordinals = (np.uint64(p) << np.uint64(LOCAL_BITS)) | locals_.astype(np.uint64)
     dup = kept != ordinals
@@ -510,7 +424,8 @@ def _partition_duplicates(signer: Any, part: Dict[str, Any], locals_: np.ndarray
                              np.ascontiguousarray(kept_sketches[k])) if np.any(dup) else \
         np.zeros(0)
     dup_names = [n for n, d in zip(names, dup.tolist()) if d]
-    lines = _neardup.format_duplicates(dup_names, [kept_names[i] for i in k.tolist()], scores)
+    kept_names = [name_bytes[name_offsets[i]:name_offsets[i + 1]].tobytes() for i in k.tolist()]
+    lines = _neardup.format_duplicates(dup_names, kept_names, scores)
     return _pack((names, lines, np.flatnonzero(dup), scores))
 
 
@@ -614,13 +529,11 @@ class _Job:
     def pairs(self) -> Tuple[np.ndarray, np.ndarray]:
         partitions = len(self.parts)
         shuffle_partitions = self.options.shuffle_partitions or max(1, partitions)
-        bands = dd.from_delayed([delayed(_band_rows)(part, p, shuffle_partitions)
-                                 for p, part in enumerate(self.parts)],
-                                meta=_band_meta(True), verify_meta=False)
-        shuffled = bands.shuffle(PARTITION, npartitions=shuffle_partitions, shuffle="tasks",
-                                 ignore_index=True)
-        buckets = self.runner.persist(
-            shuffled.map_partitions(_shared_keys, meta=BAND_META).to_delayed())
+        pieces = [delayed(_band_pieces, nout=shuffle_partitions)(part, p, shuffle_partitions)
+                  for p, part in enumerate(self.parts)]
+        buckets = self.runner.persist([
+            delayed(_shared_rows)([piece[t] for piece in pieces])
+            for t in range(shuffle_partitions)])
         # Pass 1: every member against its bucket's center, the centers' sketches shared.
         centers = np.unique(np.concatenate(
             [np.zeros(0, np.uint64)] + self.runner.compute([delayed(_centers)(b) for b in buckets])))
@@ -638,14 +551,12 @@ class _Job:
         # Pass 2: the buckets whose members pass 1 did not all join, verified whole.
         labels = self.runner.share(_neardup.components(first[:, 0], first[:, 1]))
         mixed = [delayed(_mixed_rows, nout=partitions)(b, labels, partitions) for b in buckets]
-        sketch_bytes = self.signer.sketch_bytes
-        attached = [delayed(_attach_sketches)([m[p] for m in mixed], part, sketch_bytes,
-                                              shuffle_partitions)
-                    for p, part in enumerate(self.parts)]
-        heavy = dd.from_delayed(attached, meta=_heavy_meta(sketch_bytes), verify_meta=False)
-        verified = heavy.shuffle(PARTITION, npartitions=shuffle_partitions, shuffle="tasks",
-                                 ignore_index=True).to_delayed()
-        second = self.runner.compute([delayed(_verify)(self.signer, v) for v in verified])
+        attached = [delayed(_attach_sketches, nout=shuffle_partitions)(
+            self.signer, [m[p] for m in mixed], part, shuffle_partitions)
+            for p, part in enumerate(self.parts)]
+        second = self.runner.compute([
+            delayed(_verify)(self.signer, [piece[t] for piece in attached])
+            for t in range(shuffle_partitions)])
         pairs = np.concatenate([first] + second)
         self.stage("join-buckets", pairs=int(len(pairs) - len(first)))
         return pairs[:, 0].copy(), pairs[:, 1].copy()
@@ -690,7 +601,7 @@ class _Job:
         kept_names = [name for info in kept_infos for name in info[0]]
         kept_sketches = np.concatenate(
             [np.zeros((0, self.signer.sketch_bytes), np.uint8)] + [info[1] for info in kept_infos])
-        table = self.runner.share((kept_ordinals, kept_names, kept_sketches))
+        table = self.runner.share((kept_ordinals, _name_table(kept_names), kept_sketches))
         kept_of_ordinal = nodes[kept_of_node]
         bounds = np.searchsorted(_owner(nodes), np.arange(len(self.parts) + 1))
         results = self.runner.compute_packed([
@@ -925,6 +836,8 @@ def dedup(collection: Any, *, client: Any = None, **options: Any) -> DaskDedupRe
     computed twice (signing, then ``kept``): persist it first when that is costly. ``client``: the
     distributed Client to run on (default: dask's current scheduler).
     """
+    import dask.bag as db
+    import dask.dataframe as dd
     opts = Options(**options)
     opts.check()
     started = time.monotonic()
