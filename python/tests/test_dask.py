@@ -140,6 +140,8 @@ CASES = {
     "last-drop-empty-0.6": ({"keep": "last", "empty": "drop", "threshold": 0.6},
                             ["--keep", "last", "--empty", "drop", "--threshold", "0.6"]),
     "longest": ({"keep": "longest"}, ["--keep", "longest"]),
+    # Fewer shuffle targets than partitions: pieces of many partitions meet in each.
+    "shuffle-3": ({"shuffle_partitions": 3}, []),
 }
 
 
