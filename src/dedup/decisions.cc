@@ -300,8 +300,8 @@ Result<Clusters> JoinSketches(const JobSettings& settings, const ExactJaccardFun
       DecideBoundary(settings, exact, *grouping, std::move(todo), &pairs, report));
   Clusters clusters;
   if (!all_pairs) {
-    // Clustering needs the components and, for the report, the number of document pairs: not a
-    // copy of the pairs (2 GB of the 168M pairs of 100M documents).
+    // Clustering needs the components and, for the report, the number of document pairs (of
+    // the pairs that joined the clusters): not a copy of the pairs.
     const std::vector<uint32_t> sizes = grouping->GroupSizes();
     for (const SimilarPair& p : pairs) {
       clusters.document_pairs += uint64_t{sizes[p.first]} * sizes[p.second];

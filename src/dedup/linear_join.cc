@@ -603,13 +603,20 @@ uint32_t Find(std::vector<uint32_t>* parent, uint32_t x) {
   return root;
 }
 
-// Applies pairs to the components: a root is linked under the smaller root, so every group's
-// parent is at most the group itself.
-void Apply(std::span<const SimilarPair> pairs, std::vector<uint32_t>* parent) {
+// Applies pairs to the components, in order: a root is linked under the smaller root, so every
+// group's parent is at most the group itself. Keeps (moved to the front, in order) only the pairs
+// that joined two components, and returns their number: clustering needs no other pair, and the
+// rest (the same components met again by runs of other keys, and the boundary's accepted pairs,
+// found anew in band after band) were most of them (168M pairs, 2.7 GB, at 100M documents).
+size_t Apply(std::span<SimilarPair> pairs, std::vector<uint32_t>* parent) {
+  size_t kept = 0;
   for (const SimilarPair& p : pairs) {
     const uint32_t a = Find(parent, p.first), b = Find(parent, p.second);
-    if (a != b) (*parent)[std::max(a, b)] = std::min(a, b);
+    if (a == b) continue;
+    (*parent)[std::max(a, b)] = std::min(a, b);
+    pairs[kept++] = p;
   }
+  return kept;
 }
 
 // Sorts and removes repeats (the same pair found in several bands, with the same estimate: one
@@ -678,7 +685,7 @@ Result<LinearJoinResult> LinearJoin(const LinearJoinInput& input,
     const size_t before = found.pairs.size();
     NEARDUP_RETURN_IF_ERROR(JoinBand(context, band, threads, max_values, &values, &gather, &found));
     CapBoundary(options.threshold, &found.boundary, &found.pairs);
-    Apply(std::span(found.pairs).subspan(before), &root);
+    found.pairs.resize(before + Apply(std::span(found.pairs).subspan(before), &root));
     // Full compression: parents are never above their groups, so one ascending pass leaves every
     // group pointing at its root.
     for (uint32_t g = 0; g < input.groups; ++g) root[g] = root[root[g]];

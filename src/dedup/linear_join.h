@@ -77,7 +77,9 @@ struct LinearJoinOptions {
 
 struct LinearJoinResult {
   // Pairs of groups (first < second), ascending, each once, with their estimate: at or above the
-  // threshold and out of the margin (in exact form: at or above the threshold).
+  // threshold and out of the margin (in exact form: at or above the threshold). Only those that
+  // joined two components when their band ended (taken in the order found: by key, then in each
+  // run in the order verified) are kept, a spanning forest of the components: at most groups - 1.
   std::vector<SimilarPair> pairs;
   // Pairs of groups whose estimate is within the margin of the threshold, ascending, each once (a
   // pair may also be in `pairs` when another band decided it): at most the 1Mi nearest the

@@ -184,10 +184,12 @@ class UnionFind {
     while (parent_[x] != x) x = parent_[x] = parent_[parent_[x]];
     return x;
   }
-  void Unite(uint32_t a, uint32_t b) {
+  // Whether a and b were in two components.
+  bool Unite(uint32_t a, uint32_t b) {
     a = Find(a);
     b = Find(b);
     parent_[std::max(a, b)] = std::min(a, b);
+    return a != b;
   }
 
  private:
@@ -234,8 +236,9 @@ struct Expected {
 // pair of members of a run (equal keys; items of kNoGroup and all but the first item of each group
 // left out), in order, whose groups neither
 // the pairs of the earlier bands nor the run's pairs so far connect is verified by
-// Sketcher::Estimate and kept as a pair (>= threshold, out of the margin) or a boundary pair
-// (within the margin, not both in exact form).
+// Sketcher::Estimate and found as a pair (>= threshold, out of the margin) or a boundary pair
+// (within the margin, not both in exact form); the pairs found that join two components, taken in
+// order at the end of the band, are kept.
 Expected ShortRunModel(const Sketcher& sketcher, const Corpus& c, double threshold,
                        double boundary_sigmas, const std::vector<uint32_t>* group_of = nullptr,
                        size_t groups = 0) {
@@ -299,8 +302,10 @@ Expected ShortRunModel(const Sketcher& sketcher, const Corpus& c, double thresho
       }
       start = end;
     }
-    for (const SimilarPair& p : found) components.Unite(p.first, p.second);
-    e.pairs.insert(e.pairs.end(), found.begin(), found.end());
+    // Only the pairs that join two components, in the order found, are kept.
+    for (const SimilarPair& p : found) {
+      if (components.Unite(p.first, p.second)) e.pairs.push_back(p);
+    }
   }
   SortUnique(&e.pairs);
   SortUnique(&e.boundary);
@@ -344,8 +349,10 @@ TEST(LinearJoinTest, ShortRunsConnectTheComponentsOfAllPairs) {
         ASSERT_NE(reference, nullptr) << p.first << " " << p.second << " not an all-pairs pair";
         EXPECT_EQ(p, *reference);
       }
-      // Pairs connected through earlier bands are left out (with clusters of up to 10 members).
+      // Pairs connected through earlier bands are left out (with clusters of up to 10 members),
+      // and so are those that join what another run's pairs joined: a spanning forest.
       EXPECT_LT(got->pairs.size(), all->size());
+      EXPECT_EQ(got->pairs.size(), joined);
       EXPECT_TRUE(got->boundary.empty());
       // Every pair of every run is verified or skipped as connected: what the all-pairs join sees.
       EXPECT_EQ(got->verifications + got->connected, stats.band_collisions);
