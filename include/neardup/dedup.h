@@ -209,8 +209,9 @@ struct DedupReport {
   uint64_t clusters = 0;             // clusters of two or more documents
   // Near-duplicate pairs among the inputs. kAccurate finds them all only when they are asked for
   // (pairs_path or DedupOptions::all_pairs): otherwise the linear join checks each member of a run
-  // of equal band keys against a few representatives, pairs then counts the pairs found and
-  // pairs_complete is false.
+  // of equal band keys against a few representatives and keeps the pairs that joined the clusters
+  // (identical documents aside, one a duplicate); pairs then counts the document pairs of those,
+  // and of the groups of identical documents, and pairs_complete is false.
   uint64_t pairs = 0;
   bool pairs_complete = true;
   uint64_t candidates = 0;  // kAccurate: sketch comparisons

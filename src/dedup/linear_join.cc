@@ -27,11 +27,6 @@ constexpr size_t kMaxRepresentatives = 64;
 // and this many in the order of 32 bins of the sketches.
 constexpr size_t kSizeNeighbours = 4;
 constexpr size_t kBinNeighbours = 120;
-// At most this many boundary pairs are kept (the nearest the threshold); the others are decided by
-// their estimates at the end of a band, so that those accepted connect their components at once.
-// The caller decides exactly only as many as their feature sets fit in its memory (about 80,000
-// pairs of 250-feature documents in 256 MB): the nearest 1Mi leave it the pairs that matter.
-constexpr size_t kMaxBoundary = size_t{1} << 20;
 
 // Items are gathered in chunks of this many, each released from the mapping when copied.
 constexpr uint64_t kGatherChunk = uint64_t{1} << 14;
@@ -432,6 +427,9 @@ void CopyGathered(const BandContext& c, size_t threads, GatherBuffers* g) {
   });
 }
 
+void CapBoundary(double threshold, size_t max_boundary, std::vector<SimilarPair>* boundary,
+                 std::vector<SimilarPair>* pairs);
+
 // Joins band `band`: each thread counts the keys of its share of the items by prefix; then, in as
 // many passes as `values` needs, the threads scatter a range of prefixes into it, sort its buckets
 // (and gather the sketches of their runs' members, with input.release) and join them, a block of
@@ -581,6 +579,11 @@ Status JoinBand(const BandContext& c, size_t band, size_t threads, size_t max_va
       for (Found& f : block_found) {
         found->pairs.insert(found->pairs.end(), f.pairs.begin(), f.pairs.end());
         found->boundary.insert(found->boundary.end(), f.boundary.begin(), f.boundary.end());
+        // Capped as the band goes too, not only at its end: at 100M documents a band's boundary
+        // pairs were tens of millions, and their list's growth was the peak of the whole job.
+        if (found->boundary.size() > 4 * c.options.max_boundary) {
+          CapBoundary(c.options.threshold, c.options.max_boundary, &found->boundary, &found->pairs);
+        }
         found->band_collisions += f.band_collisions;
         found->connected += f.connected;
         found->verifications += f.verifications;
@@ -632,22 +635,23 @@ void SortUnique(std::vector<SimilarPair>* pairs) {
                pairs->end());
 }
 
-// Keeps the kMaxBoundary boundary pairs nearest the threshold once there are twice as many (a
+// Keeps the max_boundary boundary pairs nearest the threshold once there are twice as many (a
 // selection in linear time, not a sort: this runs after every band); those dropped that the
 // estimate accepts are appended to *pairs.
-void CapBoundary(double threshold, std::vector<SimilarPair>* boundary,
+void CapBoundary(double threshold, size_t max_boundary, std::vector<SimilarPair>* boundary,
                  std::vector<SimilarPair>* pairs) {
-  if (boundary->size() <= 2 * kMaxBoundary) return;
+  if (boundary->size() <= 2 * max_boundary) return;
   const auto nearer = [threshold](const SimilarPair& x, const SimilarPair& y) {
     const double dx = std::abs(x.jaccard - threshold), dy = std::abs(y.jaccard - threshold);
     if (dx != dy) return dx < dy;
     return x.first != y.first ? x.first < y.first : x.second < y.second;
   };
-  std::nth_element(boundary->begin(), boundary->begin() + kMaxBoundary, boundary->end(), nearer);
-  for (size_t i = kMaxBoundary; i < boundary->size(); ++i) {
+  std::nth_element(boundary->begin(), boundary->begin() + static_cast<std::ptrdiff_t>(max_boundary),
+                   boundary->end(), nearer);
+  for (size_t i = max_boundary; i < boundary->size(); ++i) {
     if ((*boundary)[i].jaccard >= threshold) pairs->push_back((*boundary)[i]);
   }
-  boundary->resize(kMaxBoundary);
+  boundary->resize(max_boundary);
 }
 
 }  // namespace
@@ -684,7 +688,7 @@ Result<LinearJoinResult> LinearJoin(const LinearJoinInput& input,
   for (size_t band = 0; band < bands; ++band) {
     const size_t before = found.pairs.size();
     NEARDUP_RETURN_IF_ERROR(JoinBand(context, band, threads, max_values, &values, &gather, &found));
-    CapBoundary(options.threshold, &found.boundary, &found.pairs);
+    CapBoundary(options.threshold, options.max_boundary, &found.boundary, &found.pairs);
     found.pairs.resize(before + Apply(std::span(found.pairs).subspan(before), &root));
     // Full compression: parents are never above their groups, so one ascending pass leaves every
     // group pointing at its root.

@@ -72,6 +72,13 @@ struct LinearJoinOptions {
   int threads = 1;
   size_t memory_bytes = size_t{1} << 30;  // for the bands' sort arrays, all threads together
   size_t representatives = 4;
+  // At most about this many boundary pairs are kept (the nearest the threshold; the list is cut
+  // to this once it holds twice as many after a band, or four times as many during one); the
+  // others are decided by their estimates, and those accepted connect their components when the
+  // band ends. The caller decides exactly only as many as their feature sets fit in its memory
+  // (about 80,000 pairs of 250-feature documents in 256 MB): the nearest 1Mi leave it the pairs
+  // that matter.
+  size_t max_boundary = size_t{1} << 20;
   const std::atomic<bool>* cancel = nullptr;
 };
 
@@ -82,8 +89,9 @@ struct LinearJoinResult {
   // run in the order verified) are kept, a spanning forest of the components: at most groups - 1.
   std::vector<SimilarPair> pairs;
   // Pairs of groups whose estimate is within the margin of the threshold, ascending, each once (a
-  // pair may also be in `pairs` when another band decided it): at most the 1Mi nearest the
-  // threshold, those beyond are decided by their estimates (and then in `pairs` if accepted).
+  // pair may also be in `pairs` when another band decided it): at most 2 * max_boundary, the
+  // nearest the threshold; those beyond were decided by their estimates (and then in `pairs` if
+  // accepted and joining).
   std::vector<SimilarPair> boundary;
   uint64_t band_collisions = 0;  // run members seen, all bands
   uint64_t connected = 0;        // of them, skipped: already in a representative's component

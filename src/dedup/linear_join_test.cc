@@ -537,6 +537,48 @@ TEST(LinearJoinTest, SameResultForEveryThreadCountAndMemory) {
   }
 }
 
+// A small max_boundary: the list is cut during bands and after them, the same way whatever the
+// threads and the memory; the pairs cut that the estimate accepts connect their components, so the
+// clusters are those of the uncut join or coarser.
+TEST(LinearJoinTest, BoundaryListCutDuringAndAfterBands) {
+  auto sketcher = Sketcher::Create({});
+  ASSERT_TRUE(sketcher.ok());
+  const Corpus corpus = MakeLargeCorpus(**sketcher);
+  const size_t n = corpus.size();
+  LinearJoinOptions options = OptionsOf(0.8, 2, 3);
+  auto whole = LinearJoin(InputOf(**sketcher, corpus), options);
+  ASSERT_TRUE(whole.ok()) << whole.status().ToString();
+  ASSERT_GT(whole->boundary.size(), 40u);
+  options.max_boundary = 1;  // cut past 4 during a band, past 2 after it
+  auto reference = LinearJoin(InputOf(**sketcher, corpus), options);
+  ASSERT_TRUE(reference.ok()) << reference.status().ToString();
+  EXPECT_LE(reference->boundary.size(), 2 * options.max_boundary);
+  EXPECT_GE(reference->boundary.size(), 1u);
+  const std::vector<uint32_t> cut = Components(n, reference->pairs);
+  for (const SimilarPair& p : whole->pairs) {
+    ASSERT_EQ(cut[p.first], cut[p.second]) << p.first << " " << p.second;
+  }
+  for (size_t memory : {size_t{1} << 16, size_t{1} << 30}) {
+    for (int threads : {1, 3}) {
+      SCOPED_TRACE(::testing::Message() << "memory " << memory << " threads " << threads);
+      options.memory_bytes = memory;
+      options.threads = threads;
+      auto got = LinearJoin(InputOf(**sketcher, corpus), options);
+      ASSERT_TRUE(got.ok()) << got.status().ToString();
+      ExpectSameResult(*got, *reference);
+    }
+  }
+  // 0: every boundary pair is decided by its estimate, as soon as its block is joined.
+  options.max_boundary = 0;
+  auto none = LinearJoin(InputOf(**sketcher, corpus), options);
+  ASSERT_TRUE(none.ok()) << none.status().ToString();
+  EXPECT_TRUE(none->boundary.empty());
+  const std::vector<uint32_t> by_estimate = Components(n, none->pairs);
+  for (const SimilarPair& p : whole->pairs) {
+    ASSERT_EQ(by_estimate[p.first], by_estimate[p.second]) << p.first << " " << p.second;
+  }
+}
+
 // With `release` the join copies each pass's run members' sketches into a buffer of its own (in
 // parts when they do not fit, or reads the input when not even a block's fit) and releases what it
 // has read: the same result every way, and every release within the items.
