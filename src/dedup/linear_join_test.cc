@@ -320,6 +320,25 @@ void ExpectSameResult(const LinearJoinResult& got, const LinearJoinResult& want)
   EXPECT_EQ(got.verifications, want.verifications);
 }
 
+// The join of `corpus` with `options` at this memory and thread count gives `want`.
+void ExpectSameResultWith(const Sketcher& sketcher, const Corpus& corpus, LinearJoinOptions options,
+                          size_t memory, int threads, const LinearJoinResult& want) {
+  SCOPED_TRACE(::testing::Message() << "memory " << memory << " threads " << threads);
+  options.memory_bytes = memory;
+  options.threads = threads;
+  auto got = LinearJoin(InputOf(sketcher, corpus), options);
+  ASSERT_TRUE(got.ok()) << got.status().ToString();
+  ExpectSameResult(*got, want);
+}
+
+// Every pair of `pairs` is in one component of `components` (by each node's smallest member).
+void ExpectConnected(const std::vector<uint32_t>& components,
+                     const std::vector<SimilarPair>& pairs) {
+  for (const SimilarPair& p : pairs) {
+    ASSERT_EQ(components[p.first], components[p.second]) << p.first << " " << p.second;
+  }
+}
+
 TEST(LinearJoinTest, ShortRunsConnectTheComponentsOfAllPairs) {
   auto sketcher = Sketcher::Create({});
   ASSERT_TRUE(sketcher.ok());
@@ -527,12 +546,7 @@ TEST(LinearJoinTest, SameResultForEveryThreadCountAndMemory) {
       if (memory == size_t{1} << 30 && threads == 1) continue;
       // Sanitized (slow): the smallest and the largest memory, 1 and 3 threads.
       if (testing::Sanitized() && (memory == size_t{1} << 20 || threads == 2)) continue;
-      SCOPED_TRACE(::testing::Message() << "memory " << memory << " threads " << threads);
-      options.memory_bytes = memory;
-      options.threads = threads;
-      auto got = LinearJoin(InputOf(**sketcher, corpus), options);
-      ASSERT_TRUE(got.ok()) << got.status().ToString();
-      ExpectSameResult(*got, *reference);
+      ExpectSameResultWith(**sketcher, corpus, options, memory, threads, *reference);
     }
   }
 }
@@ -554,18 +568,10 @@ TEST(LinearJoinTest, BoundaryListCutDuringAndAfterBands) {
   ASSERT_TRUE(reference.ok()) << reference.status().ToString();
   EXPECT_LE(reference->boundary.size(), 2 * options.max_boundary);
   EXPECT_GE(reference->boundary.size(), 1u);
-  const std::vector<uint32_t> cut = Components(n, reference->pairs);
-  for (const SimilarPair& p : whole->pairs) {
-    ASSERT_EQ(cut[p.first], cut[p.second]) << p.first << " " << p.second;
-  }
+  ExpectConnected(Components(n, reference->pairs), whole->pairs);
   for (size_t memory : {size_t{1} << 16, size_t{1} << 30}) {
     for (int threads : {1, 3}) {
-      SCOPED_TRACE(::testing::Message() << "memory " << memory << " threads " << threads);
-      options.memory_bytes = memory;
-      options.threads = threads;
-      auto got = LinearJoin(InputOf(**sketcher, corpus), options);
-      ASSERT_TRUE(got.ok()) << got.status().ToString();
-      ExpectSameResult(*got, *reference);
+      ExpectSameResultWith(**sketcher, corpus, options, memory, threads, *reference);
     }
   }
   // 0: every boundary pair is decided by its estimate, as soon as its block is joined.
@@ -573,10 +579,7 @@ TEST(LinearJoinTest, BoundaryListCutDuringAndAfterBands) {
   auto none = LinearJoin(InputOf(**sketcher, corpus), options);
   ASSERT_TRUE(none.ok()) << none.status().ToString();
   EXPECT_TRUE(none->boundary.empty());
-  const std::vector<uint32_t> by_estimate = Components(n, none->pairs);
-  for (const SimilarPair& p : whole->pairs) {
-    ASSERT_EQ(by_estimate[p.first], by_estimate[p.second]) << p.first << " " << p.second;
-  }
+  ExpectConnected(Components(n, none->pairs), whole->pairs);
 }
 
 // With `release` the join copies each pass's run members' sketches into a buffer of its own (in
