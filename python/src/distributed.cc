@@ -30,6 +30,14 @@ namespace {
 
 constexpr uint64_t kWholeFile = std::numeric_limits<uint64_t>::max();
 
+// A vector's values as a 1-d array.
+template <typename T>
+py::array_t<T> ToArray(const std::vector<T>& values) {
+  py::array_t<T> out(static_cast<py::ssize_t>(values.size()));
+  if (!values.empty()) std::memcpy(out.mutable_data(), values.data(), values.size() * sizeof(T));
+  return out;
+}
+
 // What the job knows of one input line once it is read and signed.
 struct LineRecord {
   uint64_t local = 0;  // 0-based line number in the range
@@ -385,13 +393,6 @@ class JobSigner {
       sketches->resize(slot * sketch_bytes());
       band_keys->resize(slot * bands());
     }
-  }
-
-  template <typename T>
-  static py::array_t<T> ToArray(const std::vector<T>& values) {
-    py::array_t<T> out(static_cast<py::ssize_t>(values.size()));
-    if (!values.empty()) std::memcpy(out.mutable_data(), values.data(), values.size() * sizeof(T));
-    return out;
   }
 
   // The records as arrays of the good documents (in line order) and a list of the bad lines.
@@ -957,12 +958,7 @@ py::tuple VerifyBuckets(const JobSigner& signer, const py::list& pieces) {
       begin = end;
     }
   }
-  auto to_array = [](const std::vector<uint64_t>& values) {
-    py::array_t<uint64_t> out(static_cast<py::ssize_t>(values.size()));
-    if (!values.empty()) std::memcpy(out.mutable_data(), values.data(), values.size() * 8);
-    return out;
-  };
-  return py::make_tuple(to_array(a), to_array(b));
+  return py::make_tuple(ToArray(a), ToArray(b));
 }
 
 // Pass 2 of the job: the rows (key, ordinal, label) of the buckets whose members do not all have
