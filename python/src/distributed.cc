@@ -513,6 +513,7 @@ struct BandRow {
   friend bool operator<(const BandRow& x, const BandRow& y) {
     return x.key != y.key ? x.key < y.key : x.ordinal < y.ordinal;
   }
+  friend bool operator==(const BandRow& x, const BandRow& y) = default;
 };
 static_assert(sizeof(BandRow) == 2 * sizeof(uint64_t), "rows are copied from n x 2 arrays");
 
@@ -727,11 +728,7 @@ py::list StarPieces(RowArray buckets, uint64_t partitions, uint64_t min_size) {
         stars.push_back({rows[begin].ordinal, rows[i].ordinal});
     });
     SortRows(&stars);
-    stars.erase(std::unique(stars.begin(), stars.end(),
-                            [](const BandRow& x, const BandRow& y) {
-                              return x.key == y.key && x.ordinal == y.ordinal;
-                            }),
-                stars.end());
+    stars.erase(std::unique(stars.begin(), stars.end()), stars.end());
   }
   std::vector<uint64_t> values(stars.size() * 2);
   if (!stars.empty()) std::memcpy(values.data(), stars.data(), values.size() * sizeof(uint64_t));
@@ -780,9 +777,7 @@ py::array_t<uint64_t> VerifyStars(const JobSigner& signer, const py::list& piece
     for (size_t i = 0; i < rows.size(); ++i) {
       // The pair again, from another band (rows below i are written only below `kept`, which
       // is at most i, so rows[i - 1] is still the row read).
-      if (i > 0 && rows[i - 1].key == rows[i].key && rows[i - 1].ordinal == rows[i].ordinal) {
-        continue;
-      }
+      if (i > 0 && rows[i - 1] == rows[i]) continue;
       const uint64_t* c = std::lower_bound(center, center + centers, rows[i].key);
       const size_t m = PositionOf(local, documents, rows[i].ordinal & 0xFFFFFFFFu);
       if (c == center + centers || *c != rows[i].key || m == documents) {
@@ -846,16 +841,12 @@ py::list AttachSketches(const JobSigner& signer, const py::list& pieces, RowArra
   }
   const std::vector<RowArray> arrays = RowArrays(pieces, 3, "attach_sketches");
   std::vector<size_t> count(partitions, 0);
-  bool missing = false;
   for (const RowArray& array : arrays) {
     const uint64_t* row = array.data();
     for (size_t i = 0; i < static_cast<size_t>(array.size()) / 3; ++i) {
       ++count[TargetOf(row[3 * i], partitions)];
-      missing = missing ||
-                PositionOf(locals.data(), documents, row[3 * i + 1] & 0xFFFFFFFFu) == documents;
     }
   }
-  if (missing) throw py::value_error("attach_sketches: a row's document is not in the partition");
   py::list out;
   std::vector<uint64_t*> rows_at(partitions);
   std::vector<uint8_t*> sketches_at(partitions);
@@ -867,21 +858,25 @@ py::list AttachSketches(const JobSigner& signer, const py::list& pieces, RowArra
     sketches_at[t] = piece_sketches.mutable_data();
     out.append(py::make_tuple(rows, piece_sketches));
   }
+  bool missing = false;
   {
     py::gil_scoped_release release;
     const uint8_t* sketch = sketches.data();
     for (const RowArray& array : arrays) {
       const uint64_t* row = array.data();
-      for (size_t i = 0; i < static_cast<size_t>(array.size()) / 3; ++i, row += 3) {
+      for (size_t i = 0; i < static_cast<size_t>(array.size()) / 3 && !missing; ++i, row += 3) {
+        const size_t at = PositionOf(locals.data(), documents, row[1] & 0xFFFFFFFFu);
+        missing = at == documents;
+        if (missing) break;
         const uint64_t t = TargetOf(row[0], partitions);
         std::memcpy(rows_at[t], row, 3 * sizeof(uint64_t));
         rows_at[t] += 3;
-        const size_t at = PositionOf(locals.data(), documents, row[1] & 0xFFFFFFFFu);
         std::memcpy(sketches_at[t], &sketch[at * width], width);
         sketches_at[t] += width;
       }
     }
   }
+  if (missing) throw py::value_error("attach_sketches: a row's document is not in the partition");
   return out;
 }
 

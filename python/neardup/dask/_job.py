@@ -13,9 +13,9 @@ The steps (doc/dask.md has the whole design):
    whose sketch is in a table shared with every worker; the components of the pairs kept label the
    documents.
 4. **pass 2**: the buckets whose members pass 1 did not all join go to their members' partitions,
-   come back with the sketches (a second shuffle, of pieces again) and are verified whole, in ordinal order, skipping pairs already joined (by the
-   labels or by pairs found in the bucket): with pass 1, the pairs kept connect exactly what all
-   pairs would.
+   come back with the sketches (a second shuffle, of pieces again) and are verified whole, in
+   ordinal order, skipping pairs already joined (by the labels or by pairs found in the bucket):
+   with pass 1, the pairs kept connect exactly what all pairs would.
 5. **clusters**: the connected components of those pairs (ordinals only, on the client); the kept
    document of each is chosen by the keep rule; the kept documents' ids and sketches are shared
    with the partitions of their duplicates, which name them and score them (the dups lines).
@@ -290,7 +290,6 @@ def _summary(part: Dict[str, Any]) -> Dict[str, Any]:
 # JobSigner.attach_sketches), and each target sorts the pieces it is given (_neardup.shared_rows,
 # JobSigner.verify_buckets). Dask moves the pieces between workers as buffers, without pickling
 # or regrouping them row by row.
-EMPTY_ROWS = np.zeros((0, 2), dtype=np.uint64)
 
 
 def _band_pieces(part: Dict[str, Any], p: int, partitions: int) -> Tuple[np.ndarray, ...]:
