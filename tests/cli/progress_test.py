@@ -3,8 +3,9 @@
 
 Usage: progress_test.py PATH/TO/neardup
 A corpus (8 MB of distinct documents repeated to 192 MB; 24 MB under the sanitizers) is deduplicated
-with standard error on a pseudo-terminal. The frames (redrawn after '\r') must show several percentages between 0 and
-100 while the documents are read, and must come at least every 200 ms (with slack for a loaded machine).
+with standard error on a pseudo-terminal. The frames (redrawn after '\r') must show several
+percentages between 0 and 100 while the documents are read, and must come at least every 200 ms
+(with slack for a loaded machine).
 """
 import os
 import pty
