@@ -634,8 +634,15 @@ py::list SplitByOwner(const std::vector<uint64_t>& values, size_t width, size_t 
   return pieces;
 }
 
-// The band rows of one partition's documents, one piece (an n x 2 array of key, ordinal) a target
-// partition: every band of every usable document, ordinal = partition << 32 | local line number.
+// The band shuffle's pieces. A piece holds the band rows one source partition sends to one target,
+// 8 bytes a row: a 1-d uint32 array [partition, bands, count of band 0, ..., count of band
+// bands - 1], then for each band in turn its rows (band key, local line number), in the source's
+// document order. The band number and the partition, half of a 16-byte (key, ordinal) row, are
+// implied by the piece; the targets rebuild the rows of the keys they find shared.
+constexpr size_t kPieceHeader = 2;
+
+// The band rows of one partition's documents, one piece a target partition: every band of every
+// usable document (local line number below 2^32).
 py::list BandPieces(py::array_t<uint32_t, py::array::c_style | py::array::forcecast> band_keys,
                     RowArray locals,
                     py::array_t<bool, py::array::c_style | py::array::forcecast> usable,
@@ -657,58 +664,184 @@ py::list BandPieces(py::array_t<uint32_t, py::array::c_style | py::array::forcec
   const uint32_t* keys = band_keys.data();
   const uint64_t* local = locals.data();
   const bool* use = usable.data();
-  auto key_of = [&](size_t i, size_t b) {
-    return (static_cast<uint64_t>(b) << 32) | keys[i * bands + b];
+  for (size_t i = 0; i < n; ++i) {
+    if (use[i] && local[i] > 0xFFFFFFFFu) {
+      throw py::value_error("band_pieces: a local line number is not below 2^32");
+    }
+  }
+  auto target_of = [&](size_t i, size_t b) {
+    return TargetOf((static_cast<uint64_t>(b) << 32) | keys[i * bands + b], partitions);
   };
-  std::vector<size_t> count(partitions, 0);
+  // count[t * bands + b]: the rows of band b for target t.
+  std::vector<size_t> count(partitions * bands, 0);
   {
     py::gil_scoped_release release;
     for (size_t i = 0; i < n; ++i) {
       if (!use[i]) continue;
-      for (size_t b = 0; b < bands; ++b) ++count[TargetOf(key_of(i, b), partitions)];
+      for (size_t b = 0; b < bands; ++b) ++count[target_of(i, b) * bands + b];
     }
   }
   py::list pieces;
-  std::vector<uint64_t*> out(partitions);
+  std::vector<uint32_t*> at(partitions * bands);
   for (uint64_t t = 0; t < partitions; ++t) {
-    py::array_t<uint64_t> piece({static_cast<py::ssize_t>(count[t]), py::ssize_t{2}});
-    out[t] = piece.mutable_data();
+    size_t rows = 0;
+    for (size_t b = 0; b < bands; ++b) rows += count[t * bands + b];
+    py::array_t<uint32_t> piece(static_cast<py::ssize_t>(kPieceHeader + bands + 2 * rows));
+    uint32_t* out = piece.mutable_data();
+    out[0] = static_cast<uint32_t>(partition);
+    out[1] = static_cast<uint32_t>(bands);
+    uint32_t* next = out + kPieceHeader + bands;
+    for (size_t b = 0; b < bands; ++b) {
+      if (count[t * bands + b] > 0xFFFFFFFFu) {
+        throw py::value_error("band_pieces: over 2^32 rows of one band for one target");
+      }
+      out[kPieceHeader + b] = static_cast<uint32_t>(count[t * bands + b]);
+      at[t * bands + b] = next;
+      next += 2 * count[t * bands + b];
+    }
     pieces.append(piece);
   }
   {
     py::gil_scoped_release release;
     for (size_t i = 0; i < n; ++i) {
       if (!use[i]) continue;
-      const uint64_t ordinal = (partition << 32) | local[i];
       for (size_t b = 0; b < bands; ++b) {
-        const uint64_t key = key_of(i, b);
-        uint64_t*& at = out[TargetOf(key, partitions)];
-        at[0] = key;
-        at[1] = ordinal;
-        at += 2;
+        uint32_t*& row = at[target_of(i, b) * bands + b];
+        row[0] = keys[i * bands + b];
+        row[1] = static_cast<uint32_t>(local[i]);
+        row += 2;
       }
     }
   }
   return pieces;
 }
 
-// The rows of the keys that two or more rows have, from the pieces (n x 2 arrays of key, ordinal)
-// of every partition for one target, sorted by key then ordinal: the target's band buckets.
-py::array_t<uint64_t> SharedRows(const py::list& pieces) {
-  const std::vector<RowArray> arrays = RowArrays(pieces, 2, "shared_rows");
-  std::vector<BandRow> rows;
-  size_t shared = 0;
+// A piece checked: its partition, bands, and where each band's rows begin.
+struct Piece {
+  uint64_t partition;
+  size_t bands;
+  const uint32_t* counts;
+  std::vector<const uint32_t*> rows;  // of each band
+};
+
+std::vector<Piece> ParsePieces(
+    const std::vector<py::array_t<uint32_t, py::array::c_style>>& arrays) {
+  std::vector<Piece> pieces;
+  for (const auto& array : arrays) {
+    const auto size = static_cast<size_t>(array.size());
+    const uint32_t* data = array.data();
+    if (array.ndim() != 1 || size < kPieceHeader || size < kPieceHeader + data[1]) {
+      throw py::value_error("shared_rows: a piece is not a 1-d uint32 array of band_pieces");
+    }
+    Piece piece{data[0], data[1], data + kPieceHeader, {}};
+    size_t rows = 0;
+    for (size_t b = 0; b < piece.bands; ++b) rows += piece.counts[b];
+    const size_t row_words = size - kPieceHeader - piece.bands;
+    if (row_words % 2 != 0 || rows != row_words / 2) {
+      throw py::value_error("shared_rows: a piece's length is not that of its counts");
+    }
+    if (piece.bands == 0) continue;  // a partition without documents
+    if (!pieces.empty() && piece.bands != pieces.front().bands) {
+      throw py::value_error("shared_rows: pieces of " + std::to_string(pieces.front().bands) +
+                            " and " + std::to_string(piece.bands) + " bands");
+    }
+    const uint32_t* next = data + kPieceHeader + piece.bands;
+    for (size_t b = 0; b < piece.bands; ++b) {
+      piece.rows.push_back(next);
+      next += 2 * piece.counts[b];
+    }
+    pieces.push_back(std::move(piece));
+  }
+  // In partition order, so that each key's rows come in ordinal order.
+  std::stable_sort(pieces.begin(), pieces.end(),
+                   [](const Piece& x, const Piece& y) { return x.partition < y.partition; });
+  return pieces;
+}
+
+// Sorts items (band key << 32 | index) by their high 32 bits, stably: a radix sort of 11 bits a
+// pass, skipping the digits every item has alike.
+void SortByHighWord(std::vector<uint64_t>* items, std::vector<uint64_t>* scratch) {
+  constexpr int kDigitBits = 11;
+  constexpr size_t kBuckets = size_t{1} << kDigitBits;
+  const size_t n = items->size();
+  if (n < 2) return;
+  uint64_t all_or = 0, all_and = ~uint64_t{0};
+  for (const uint64_t item : *items) {
+    all_or |= item;
+    all_and &= item;
+  }
+  const uint64_t varying = all_or & ~all_and;
+  scratch->resize(n);
+  std::vector<size_t> count(kBuckets);
+  for (int shift = 32; shift < 64; shift += kDigitBits) {
+    if (((varying >> shift) & (kBuckets - 1)) == 0) continue;
+    std::fill(count.begin(), count.end(), 0);
+    for (const uint64_t item : *items) ++count[(item >> shift) & (kBuckets - 1)];
+    size_t sum = 0;
+    for (size_t& c : count) {
+      const size_t here = c;
+      c = sum;
+      sum += here;
+    }
+    for (const uint64_t item : *items) (*scratch)[count[(item >> shift) & (kBuckets - 1)]++] = item;
+    items->swap(*scratch);
+  }
+}
+
+// The rows (key = band << 32 | band key, ordinal = partition << 32 | local) of the keys that two or
+// more rows have, from the pieces of every partition for one target (band_pieces), sorted by key
+// then ordinal: the target's band buckets, an n x 2 uint64 array.
+py::array_t<uint64_t> SharedRows(const py::list& list) {
+  using PieceArray = py::array_t<uint32_t, py::array::c_style>;
+  std::vector<PieceArray> arrays;
+  for (const py::handle item : list) {
+    if (!py::isinstance<PieceArray>(item)) {
+      throw py::value_error("shared_rows: pieces must be the uint32 arrays of band_pieces");
+    }
+    arrays.push_back(py::reinterpret_borrow<PieceArray>(item));
+  }
+  const std::vector<Piece> pieces = ParsePieces(arrays);
+  std::vector<BandRow> shared;
   {
     py::gil_scoped_release release;
-    rows = ConcatRows(arrays);
-    SortRows(&rows);
-    ForEachKeyRun(rows.data(), rows.size(), [&](size_t begin, size_t end) {
-      if (end - begin < 2) return;
-      for (size_t i = begin; i < end; ++i) rows[shared++] = rows[i];
-    });
+    const size_t bands = pieces.empty() ? 0 : pieces.front().bands;
+    std::vector<uint64_t> items, scratch, ordinals;
+    for (size_t b = 0; b < bands; ++b) {
+      items.clear();
+      ordinals.clear();
+      for (const Piece& piece : pieces) {
+        const uint32_t* row = piece.rows[b];
+        for (size_t i = 0; i < piece.counts[b]; ++i, row += 2) {
+          items.push_back((static_cast<uint64_t>(row[0]) << 32) | ordinals.size());
+          ordinals.push_back((piece.partition << 32) | row[1]);
+        }
+      }
+      if (ordinals.size() > 0xFFFFFFFFu) {
+        throw std::length_error("shared_rows: over 2^32 rows of one band for one target");
+      }
+      SortByHighWord(&items, &scratch);
+      const size_t first = shared.size();
+      for (size_t begin = 0; begin < items.size();) {
+        size_t end = begin + 1;
+        while (end < items.size() && (items[end] >> 32) == (items[begin] >> 32)) ++end;
+        if (end - begin >= 2) {
+          const uint64_t key = (static_cast<uint64_t>(b) << 32) | (items[begin] >> 32);
+          for (size_t i = begin; i < end; ++i) {
+            shared.push_back({key, ordinals[items[i] & 0xFFFFFFFFu]});
+          }
+        }
+        begin = end;
+      }
+      // A piece whose rows were not in document order leaves runs out of ordinal order.
+      ForEachKeyRun(shared.data() + first, shared.size() - first, [&](size_t begin, size_t end) {
+        BandRow* run = shared.data() + first;
+        if (!std::is_sorted(run + begin, run + end)) std::sort(run + begin, run + end);
+      });
+    }
   }
-  py::array_t<uint64_t> out({static_cast<py::ssize_t>(shared), py::ssize_t{2}});
-  if (shared > 0) std::memcpy(out.mutable_data(), rows.data(), shared * sizeof(BandRow));
+  py::array_t<uint64_t> out({static_cast<py::ssize_t>(shared.size()), py::ssize_t{2}});
+  if (!shared.empty())
+    std::memcpy(out.mutable_data(), shared.data(), shared.size() * sizeof(BandRow));
   return out;
 }
 
@@ -797,12 +930,14 @@ py::array_t<uint64_t> VerifyStars(const JobSigner& signer, const py::list& piece
   return out;
 }
 
-// Pass 2's pieces: (rows, sketches) pairs, rows n x 3 (key, ordinal, label) and sketches n x width.
+// Pass 2's pieces: (rows, sketches) pairs, rows n x 4 (key, ordinal, label, sketch) and sketches
+// m x width, each document's sketch once a piece (`sketch` is the row's in `sketches`, below m).
 struct SketchPieces {
   std::vector<RowArray> rows;
   std::vector<ByteArray> sketches;
   size_t total = 0;
 };
+constexpr py::ssize_t kSketchRowWidth = 4;
 
 SketchPieces ReadSketchPieces(const py::list& pieces, size_t width, const char* what) {
   SketchPieces out;
@@ -813,14 +948,23 @@ SketchPieces ReadSketchPieces(const py::list& pieces, size_t width, const char* 
     }
     auto rows = RowArray::ensure(pair[0]);
     auto sketches = ByteArray::ensure(pair[1]);
-    if (!rows || !sketches || (rows.size() > 0 && (rows.ndim() != 2 || rows.shape(1) != 3)) ||
-        static_cast<size_t>(sketches.size()) != static_cast<size_t>(rows.size()) / 3 * width) {
-      throw py::value_error(std::string(what) +
-                            ": a piece must be rows n x 3 (key, ordinal, label) of uint64 and "
-                            "their sketches, n x " +
-                            std::to_string(width) + " bytes");
+    bool fits = rows && sketches &&
+                (rows.size() == 0 || (rows.ndim() == 2 && rows.shape(1) == kSketchRowWidth)) &&
+                static_cast<size_t>(sketches.size()) % width == 0;
+    if (fits) {
+      const size_t count = static_cast<size_t>(sketches.size()) / width;
+      const uint64_t* row = rows.data();
+      for (size_t i = 0; i < static_cast<size_t>(rows.size()); i += kSketchRowWidth) {
+        fits = fits && row[i + 3] < count;
+      }
     }
-    out.total += static_cast<size_t>(rows.size()) / 3;
+    if (!fits) {
+      throw py::value_error(std::string(what) +
+                            ": a piece must be rows n x 4 (key, ordinal, label, sketch) of uint64 "
+                            "and sketches m x " +
+                            std::to_string(width) + " bytes, each row's sketch below m");
+    }
+    out.total += static_cast<size_t>(rows.size()) / kSketchRowWidth;
     out.rows.push_back(std::move(rows));
     out.sketches.push_back(std::move(sketches));
   }
@@ -828,8 +972,9 @@ SketchPieces ReadSketchPieces(const py::list& pieces, size_t width, const char* 
 }
 
 // Pass 2 of the job, after the shuffle: the rows (key, ordinal, label) of this partition's
-// documents in `pieces` (from every bucket partition), with their sketches, one (rows, sketches)
-// piece a target partition of the key.
+// documents in `pieces` (from every bucket partition), one (rows, sketches) piece a target
+// partition of the key. A document in several buckets of one target has its sketch sent there
+// once (at 1M documents, 469k sketches for 781k rows a target).
 py::list AttachSketches(const JobSigner& signer, const py::list& pieces, RowArray locals,
                         ByteArray sketches, uint64_t partitions) {
   if (partitions == 0) throw py::value_error("attach_sketches: partitions must be at least 1");
@@ -840,43 +985,82 @@ py::list AttachSketches(const JobSigner& signer, const py::list& pieces, RowArra
                           " bytes) must be those of the locals");
   }
   const std::vector<RowArray> arrays = RowArrays(pieces, 3, "attach_sketches");
-  std::vector<size_t> count(partitions, 0);
-  for (const RowArray& array : arrays) {
-    const uint64_t* row = array.data();
-    for (size_t i = 0; i < static_cast<size_t>(array.size()) / 3; ++i) {
-      ++count[TargetOf(row[3 * i], partitions)];
-    }
+  // Each row's target and document (its place in the partition), and the rows of each target.
+  struct Placed {
+    const uint64_t* row;
+    uint32_t target;
+    uint32_t document;
+  };
+  if (partitions > 0xFFFFFFFFu || documents > 0xFFFFFFFFu) {
+    throw py::value_error("attach_sketches: over 2^32 partitions or documents");
   }
-  py::list out;
-  std::vector<uint64_t*> rows_at(partitions);
-  std::vector<uint8_t*> sketches_at(partitions);
-  for (uint64_t t = 0; t < partitions; ++t) {
-    py::array_t<uint64_t> rows({static_cast<py::ssize_t>(count[t]), py::ssize_t{3}});
-    py::array_t<uint8_t> piece_sketches(
-        {static_cast<py::ssize_t>(count[t]), static_cast<py::ssize_t>(width)});
-    rows_at[t] = rows.mutable_data();
-    sketches_at[t] = piece_sketches.mutable_data();
-    out.append(py::make_tuple(rows, piece_sketches));
-  }
+  std::vector<Placed> placed;
+  std::vector<size_t> rows_of(partitions, 0), sketches_of(partitions, 0);
   bool missing = false;
   {
     py::gil_scoped_release release;
-    const uint8_t* sketch = sketches.data();
     for (const RowArray& array : arrays) {
       const uint64_t* row = array.data();
-      for (size_t i = 0; i < static_cast<size_t>(array.size()) / 3 && !missing; ++i, row += 3) {
+      for (size_t i = 0; i < static_cast<size_t>(array.size()) / 3; ++i, row += 3) {
         const size_t at = PositionOf(locals.data(), documents, row[1] & 0xFFFFFFFFu);
-        missing = at == documents;
-        if (missing) break;
-        const uint64_t t = TargetOf(row[0], partitions);
-        std::memcpy(rows_at[t], row, 3 * sizeof(uint64_t));
-        rows_at[t] += 3;
-        std::memcpy(sketches_at[t], &sketch[at * width], width);
-        sketches_at[t] += width;
+        if (at == documents) {
+          missing = true;
+          break;
+        }
+        const auto t = static_cast<uint32_t>(TargetOf(row[0], partitions));
+        placed.push_back({row, t, static_cast<uint32_t>(at)});
+        ++rows_of[t];
+      }
+      if (missing) break;
+    }
+    if (!missing) {
+      // Grouped by target, in order.
+      std::vector<size_t> start(partitions + 1, 0);
+      for (uint64_t t = 0; t < partitions; ++t) start[t + 1] = start[t] + rows_of[t];
+      std::vector<Placed> grouped(placed.size());
+      for (const Placed& p : placed) grouped[start[p.target]++] = p;
+      placed.swap(grouped);
+      // Each document's sketch index in its target's piece: seen[d] == t + 1 when it has one.
+      std::vector<uint32_t> seen(documents, 0), index(documents, 0);
+      for (Placed& p : placed) {
+        if (seen[p.document] != p.target + 1) {
+          seen[p.document] = p.target + 1;
+          index[p.document] = static_cast<uint32_t>(sketches_of[p.target]++);
+        }
+        p.document = index[p.document];  // from here on, the sketch index of the row
       }
     }
   }
   if (missing) throw py::value_error("attach_sketches: a row's document is not in the partition");
+  py::list out;
+  std::vector<uint64_t*> rows_at(partitions);
+  std::vector<uint8_t*> sketches_at(partitions);
+  for (uint64_t t = 0; t < partitions; ++t) {
+    py::array_t<uint64_t> rows({static_cast<py::ssize_t>(rows_of[t]), kSketchRowWidth});
+    py::array_t<uint8_t> piece_sketches(
+        {static_cast<py::ssize_t>(sketches_of[t]), static_cast<py::ssize_t>(width)});
+    rows_at[t] = rows.mutable_data();
+    sketches_at[t] = piece_sketches.mutable_data();
+    out.append(py::make_tuple(rows, piece_sketches));
+  }
+  {
+    py::gil_scoped_release release;
+    const uint8_t* sketch = sketches.data();
+    std::vector<size_t> written(partitions, 0);
+    for (const Placed& p : placed) {
+      uint64_t*& row = rows_at[p.target];
+      row[0] = p.row[0];
+      row[1] = p.row[1];
+      row[2] = p.row[2];
+      row[3] = p.document;
+      if (p.document == written[p.target]) {  // the document's first row in this target
+        const size_t at = PositionOf(locals.data(), documents, p.row[1] & 0xFFFFFFFFu);
+        std::memcpy(sketches_at[p.target] + p.document * width, &sketch[at * width], width);
+        ++written[p.target];
+      }
+      row += kSketchRowWidth;
+    }
+  }
   return out;
 }
 
@@ -904,8 +1088,9 @@ py::tuple VerifyBuckets(const JobSigner& signer, const py::list& pieces) {
     for (size_t p = 0; p < read.rows.size(); ++p) {
       const uint64_t* row = read.rows[p].data();
       const uint8_t* sketch = read.sketches[p].data();
-      for (size_t i = 0; i < static_cast<size_t>(read.rows[p].size()) / 3; ++i) {
-        members.push_back({row[3 * i], row[3 * i + 1], row[3 * i + 2], sketch + i * width});
+      for (size_t i = 0; i < static_cast<size_t>(read.rows[p].size()) / kSketchRowWidth; ++i) {
+        const uint64_t* r = row + i * kSketchRowWidth;
+        members.push_back({r[0], r[1], r[2], sketch + r[3] * width});
       }
     }
     std::sort(members.begin(), members.end(), [](const Member& x, const Member& y) {
@@ -915,6 +1100,9 @@ py::tuple VerifyBuckets(const JobSigner& signer, const py::list& pieces) {
     const double threshold = signer.threshold();
     std::vector<uint32_t> parent;
     std::vector<std::pair<uint64_t, uint32_t>> by_label;
+    constexpr size_t kGatherBucket = 16;
+    std::vector<const uint8_t*> sketch_at;
+    std::vector<uint8_t> gathered;
     for (size_t begin = 0; begin < members.size();) {
       size_t end = begin + 1;
       while (end < members.size() && members[end].key == members[begin].key) ++end;
@@ -937,13 +1125,24 @@ py::tuple VerifyBuckets(const JobSigner& signer, const py::list& pieces) {
           if (x != y) parent[std::max(x, y)] = std::min(x, y);
         }
       }
+      // The sketches of a large bucket, each compared up to m - 1 times, gathered in one block:
+      // the pieces' buffers are read at random, a page apart.
+      sketch_at.resize(m);
+      if (m >= kGatherBucket) {
+        gathered.resize(m * width);
+        for (size_t i = 0; i < m; ++i) {
+          std::memcpy(&gathered[i * width], bucket[i].sketch, width);
+          sketch_at[i] = &gathered[i * width];
+        }
+      } else {
+        for (size_t i = 0; i < m; ++i) sketch_at[i] = bucket[i].sketch;
+      }
       for (size_t i = 0; i < m; ++i) {
         for (size_t j = i + 1; j < m; ++j) {
           const uint32_t root_i = find(static_cast<uint32_t>(i));
           const uint32_t root_j = find(static_cast<uint32_t>(j));
           if (root_i == root_j) continue;
-          const double jaccard =
-              sketcher.EstimateIfAtLeast(bucket[i].sketch, bucket[j].sketch, threshold);
+          const double jaccard = sketcher.EstimateIfAtLeast(sketch_at[i], sketch_at[j], threshold);
           if (jaccard < threshold) continue;
           parent[std::max(root_i, root_j)] = std::min(root_i, root_j);
           a.push_back(std::min(bucket[i].ordinal, bucket[j].ordinal));
@@ -959,7 +1158,11 @@ py::tuple VerifyBuckets(const JobSigner& signer, const py::list& pieces) {
 // Pass 2 of the job: the rows (key, ordinal, label) of the buckets whose members do not all have
 // one label, one piece a partition of the row's document. A document's label is its root in
 // (nodes, roots) (sorted nodes, as `components` returns them), or itself when it is not a node.
-py::list MixedPieces(RowArray buckets, RowArray nodes, RowArray roots, uint64_t partitions) {
+// A bucket of `min_size` documents or more went through pass 1 (StarPieces), which verified every
+// pair of its center (first document): its center is left out, and the bucket is mixed only if
+// the other members do not all have one label.
+py::list MixedPieces(RowArray buckets, RowArray nodes, RowArray roots, uint64_t partitions,
+                     uint64_t min_size) {
   if (partitions == 0) throw py::value_error("mixed_pieces: partitions must be at least 1");
   if (nodes.size() != roots.size()) throw py::value_error("mixed_pieces: nodes and roots differ");
   size_t n = 0;
@@ -981,7 +1184,10 @@ py::list MixedPieces(RowArray buckets, RowArray nodes, RowArray roots, uint64_t 
       while (at < count && node[at] < r.key) ++at;
       label[r.ordinal] = at < count && node[at] == r.key ? root[at] : r.key;
     }
+    const uint64_t star_size = std::max<uint64_t>(min_size, 2);
     ForEachKeyRun(rows, n, [&](size_t begin, size_t end) {
+      if (end - begin >= star_size) ++begin;  // the center's pairs are decided
+      if (end - begin < 2) return;
       const auto [low, high] = std::minmax_element(&label[begin], &label[end]);
       if (*low == *high) return;
       for (size_t i = begin; i < end; ++i) {
@@ -1152,7 +1358,7 @@ void RegisterDistributed(py::module_& m) {
   m.def("shared_rows", &SharedRows, py::arg("pieces"));
   m.def("star_pieces", &StarPieces, py::arg("buckets"), py::arg("partitions"), py::arg("min_size"));
   m.def("mixed_pieces", &MixedPieces, py::arg("buckets"), py::arg("nodes"), py::arg("roots"),
-        py::arg("partitions"));
+        py::arg("partitions"), py::arg("min_size"));
   m.def("write_kept_range", &WriteKeptRange, py::arg("path"), py::arg("start"), py::arg("end"),
         py::arg("max_line_bytes"), py::arg("drop"), py::arg("out_path"));
   m.def("format_duplicates", &FormatDuplicates, py::arg("dups"), py::arg("kept"),

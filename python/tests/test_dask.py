@@ -311,6 +311,82 @@ def test_command_line_on_separate_processes(separate_cluster, corpus, tmp_path):
     assert unreachable.returncode == 1 and "error" in unreachable.stderr
 
 
+def test_default_partition_size():
+    # 64 MiB ranges, smaller when each worker thread would get fewer than 4, not under 4 MiB;
+    # compressed files (one partition each) are not counted.
+    from neardup.dask import _job
+    mib = 1 << 20
+
+    def files(*sizes):
+        return [_job.InputFile(f"f{i}{ext}", f"/x/f{i}{ext}", False, size)
+                for i, (size, ext) in enumerate(sizes)]
+    assert _job.auto_partition_bytes(files((256 * mib, ".txt")), 2) == 32 * mib
+    assert _job.auto_partition_bytes(files((2560 * mib, ".txt")), 2) == 64 * mib
+    assert _job.auto_partition_bytes(files((1 * mib, ".txt")), 2) == 4 * mib
+    assert _job.auto_partition_bytes(files((100 * mib, ".txt"), (100 * mib, ".txt")), 1) == 50 * mib
+    assert _job.auto_partition_bytes(files((256 * mib, ".txt"), (9000 * mib, ".gz")), 2) == 32 * mib
+    assert _job.auto_partition_bytes([], 8) == 4 * mib
+    ranges = _job.plan_ranges(files((256 * mib, ".txt")), _job.auto_partition_bytes(
+        files((256 * mib, ".txt")), 2))
+    assert len(ranges) == 8 and ranges[-1].end == 256 * mib
+
+
+def test_local_cluster_worker_malloc(monkeypatch):
+    # The command's local cluster starts its workers with glibc's malloc settings of
+    # WORKER_MALLOC, not Dask's; a variable the user set is passed on as it is.
+    from neardup.dask import __main__ as command
+    monkeypatch.setenv("MALLOC_TRIM_THRESHOLD_", "0")
+    monkeypatch.delenv("MALLOC_TRIM_THRESHOLD_")  # restored (unset) after the test
+    monkeypatch.setenv("MALLOC_MMAP_THRESHOLD_", "65536")
+    cluster = command._local_cluster(1)
+    try:
+        with distributed.Client(cluster) as c:
+            seen = list(c.run(lambda: (os.environ.get("MALLOC_TRIM_THRESHOLD_"),
+                                       os.environ.get("MALLOC_MMAP_THRESHOLD_"))).values())
+    finally:
+        cluster.close()
+    assert seen == [(command.WORKER_MALLOC["MALLOC_TRIM_THRESHOLD_"], "65536")]
+
+
+def test_command_line_local_cluster_and_ctrl_c(corpus, tmp_path):
+    # Without --scheduler the command starts its own cluster (workers forked from a server that
+    # imported the job): the same outputs, and nothing on standard error but its own lines.
+    root, _ = corpus
+    run_cli([str(root / "docs.jsonl")], tmp_path / "cli")
+    done = subprocess.run([PYTHON, "-m", "neardup.dask", str(root / "docs.jsonl"), "-o",
+                           str(tmp_path / "dask"), "--workers", "2", "--partition-mb", "0.25"],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert all(line.startswith("neardup.dask: ") for line in done.stderr.splitlines()), done.stderr
+    assert_same_as_cli(tmp_path / "cli", tmp_path / "dask")
+    # Ctrl-C (SIGINT to the process group) during the job: exit 130 with one line, no workers
+    # interrupted on their own (a traceback each), no output folder, and no process of the group
+    # left. (A worker stopped while it sends data may still log that; Dask's own line.)
+    write_jsonl(tmp_path / "big.jsonl", make_documents(30000, seed=5))
+    job = subprocess.Popen([PYTHON, "-m", "neardup.dask", str(tmp_path / "big.jsonl"), "-o",
+                            str(tmp_path / "out"), "--workers", "2", "--partition-mb", "0.5"],
+                           stderr=subprocess.PIPE, text=True, start_new_session=True)
+    lines = []
+    for line in job.stderr:
+        lines.append(line)
+        if line.startswith("neardup.dask: sign:"):
+            os.killpg(job.pid, signal.SIGINT)
+            break
+    lines += job.stderr.readlines()
+    assert job.wait(timeout=60) == 130, "".join(lines)
+    assert "neardup.dask: interrupted\n" in lines and "KeyboardInterrupt" not in "".join(lines), \
+        "".join(lines)
+    assert not glob.glob(str(tmp_path / "out*"))
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            os.killpg(job.pid, 0)
+        except ProcessLookupError:
+            break
+        assert time.monotonic() < deadline, "processes of the job are left"
+        time.sleep(0.1)
+
+
 def _worker_pids(address):
     with distributed.Client(address, timeout=30) as c:
         return sorted(c.run(os.getpid).values())
@@ -400,6 +476,21 @@ def _runs_of(rows):
     return runs
 
 
+def _piece_rows(piece):
+    """The (key, ordinal) rows of a band_pieces piece (a model of its layout: partition, bands,
+    each band's count, then each band's (band key, local) rows)."""
+    partition, bands = int(piece[0]), int(piece[1])
+    counts = [int(c) for c in piece[2:2 + bands]]
+    words = piece[2 + bands:].tolist()
+    assert len(words) == 2 * sum(counts)
+    rows, at = [], 0
+    for band, count in enumerate(counts):
+        for _ in range(count):
+            rows.append(((band << 32) | words[at], (partition << 32) | words[at + 1]))
+            at += 2
+    return rows
+
+
 def _targets(keys, partitions):
     """The target partition of band rows' keys (a model of the extension's rule: the band key's
     bits mixed with the band number's)."""
@@ -434,16 +525,20 @@ def test_band_shuffle_steps_against_models():
     for per_target in pieces:
         assert len(per_target) == targets
         for t, piece in enumerate(per_target):
-            assert piece.dtype == np.uint64 and piece.shape[1:] == (2,)
-            assert (_targets(piece[:, 0], targets) == t).all()
-            got_rows += [tuple(r) for r in piece.tolist()]
+            assert piece.dtype == np.uint32 and piece.ndim == 1
+            rows = _piece_rows(piece)
+            keys = np.array([k for k, _ in rows], dtype=np.uint64)
+            assert (_targets(keys, targets) == t).all()
+            # Each band's rows in document order.
+            assert rows == sorted(rows, key=lambda r: (r[0] >> 32, r[1]))
+            got_rows += rows
     assert sorted(got_rows) == sorted(model_rows)
 
     buckets = []
     for t in range(targets):
         mine = [p[t] for p in pieces]
         shared = _neardup.shared_rows(mine)
-        expected = _model_shared([tuple(r) for m in mine for r in m.tolist()])
+        expected = _model_shared([r for m in mine for r in _piece_rows(m)])
         assert [tuple(r) for r in shared.tolist()] == expected
         # Pieces out of partition order: runs sorted by ordinal all the same.
         assert (_neardup.shared_rows(mine[::-1]) == shared).all()
@@ -464,17 +559,25 @@ def test_band_shuffle_steps_against_models():
     nodes = np.array(sorted(o for g in groups for o in g), dtype=np.uint64)
     root_of = {o: g[0] for g in groups for o in g}
     roots = np.array([root_of[int(o)] for o in nodes], dtype=np.uint64)
-    for bucket in buckets:
-        mixed = _neardup.mixed_pieces(bucket, nodes, roots, sources)
-        model = []
-        for key, members in _runs_of(bucket.tolist()).items():
-            labels = [root_of.get(o, o) for o in members]
-            if len(set(labels)) > 1:
-                model += [(key, o, lab) for o, lab in zip(members, labels)]
-        got = [tuple(r) for m in mixed for r in m.tolist()]
-        assert sorted(got) == sorted(model)
-        for p, m in enumerate(mixed):
-            assert (m[:, 1] >> np.uint64(32) == p).all()
+    # A bucket of min_size or more went through pass 1: its center's pairs are decided, so the
+    # center is left out and the rest must be split.
+    left_out = 0
+    for min_size in (2, 3, 5):
+        for bucket in buckets:
+            mixed = _neardup.mixed_pieces(bucket, nodes, roots, sources, min_size)
+            model = []
+            for key, members in _runs_of(bucket.tolist()).items():
+                if len(members) >= min_size:
+                    members = members[1:]
+                    left_out += 1
+                labels = [root_of.get(o, o) for o in members]
+                if len(set(labels)) > 1:
+                    model += [(key, o, lab) for o, lab in zip(members, labels)]
+            got = [tuple(r) for m in mixed for r in m.tolist()]
+            assert sorted(got) == sorted(model)
+            for p, m in enumerate(mixed):
+                assert (m[:, 1] >> np.uint64(32) == p).all()
+    assert left_out > 50
 
     # verify_stars against passes(): real sketches, each pair once.
     signer = _neardup.JobSigner("method=accurate threshold=0.8")
@@ -515,10 +618,17 @@ def test_band_shuffle_steps_against_models():
     attached = signer.attach_sketches([rows3[:100], rows3[100:]], part["local"],
                                       part["sketches"], targets)
     assert len(attached) == targets
-    assert sorted(r for a in attached for r in map(tuple, a[0].tolist())) == sorted(doc_rows)
+    assert sorted(r for a in attached for r in map(tuple, a[0][:, :3].tolist())) == \
+        sorted(doc_rows)
     for t, (r, sk) in enumerate(attached):
         assert (_targets(r[:, 0], targets) == t).all()
-        assert (sk == part["sketches"][r[:, 1] & np.uint64(0xFFFFFFFF)]).all()
+        # Each document's sketch once a piece, in the order of its first row.
+        assert len(sk) == len(np.unique(r[:, 1]))
+        assert (r[:, 3] < len(sk)).all()
+        _, first = np.unique(r[:, 1], return_index=True)
+        assert (np.sort(r[first, 3]) == np.arange(len(sk))).all()
+        assert (sk[r[:, 3]] == part["sketches"][r[:, 1] & np.uint64(0xFFFFFFFF)]).all()
+    assert sum(len(a[1]) for a in attached) < len(doc_rows)  # some documents in two buckets
     got = set()
     for t in range(targets):
         a, b = signer.verify_buckets([attached[t]])
@@ -559,12 +669,29 @@ def test_band_shuffle_steps_against_models():
         _neardup.band_pieces(keys, local, usable_, 1 << 32, 2)
     with pytest.raises(ValueError, match="shared_rows"):
         _neardup.shared_rows([np.zeros((3, 3), np.uint64)])
+    good = pieces[1][0]
+    for bad in (good.astype(np.uint64), good[:1], good[:-1], np.append(good, np.uint32(0)),
+                good.reshape(1, -1), good[::2]):
+        with pytest.raises(ValueError, match="shared_rows"):
+            _neardup.shared_rows([pieces[2][0], bad])
+    other_bands = _neardup.band_pieces(np.ascontiguousarray(keys[:, :4]), local, usable_, 1, 2)
+    with pytest.raises(ValueError, match="pieces of 5 and 4 bands"):
+        _neardup.shared_rows([pieces[2][0], other_bands[0]])
+    # A piece whose rows are out of document order still gives runs in ordinal order.
+    shuffled = good.copy()
+    count0 = int(good[2])
+    rows0 = shuffled[2 + bands:2 + bands + 2 * count0].reshape(-1, 2)
+    rows0[:] = rows0[::-1].copy()
+    assert (_neardup.shared_rows([shuffled, pieces[2][0]]) ==
+            _neardup.shared_rows([good, pieces[2][0]])).all()
+    with pytest.raises(ValueError, match="local line number"):
+        _neardup.band_pieces(keys, np.full(len(local), 1 << 32, np.uint64), usable_, 1, 2)
     with pytest.raises(ValueError, match="not below partitions"):
         _neardup.star_pieces(buckets[0], 1, 2)
     with pytest.raises(ValueError, match="n x 2"):
-        _neardup.mixed_pieces(np.zeros((2, 3), np.uint64), nodes, roots, sources)
+        _neardup.mixed_pieces(np.zeros((2, 3), np.uint64), nodes, roots, sources, 3)
     with pytest.raises(ValueError, match="nodes and roots"):
-        _neardup.mixed_pieces(buckets[0], nodes, roots[:-1], sources)
+        _neardup.mixed_pieces(buckets[0], nodes, roots[:-1], sources, 3)
     with pytest.raises(ValueError, match="not in the tables"):
         signer.verify_stars([rows], part["local"], part["sketches"], center_ordinals[1:],
                             center_sketches[1:])
@@ -576,7 +703,9 @@ def test_band_shuffle_steps_against_models():
                                part["sketches"], targets)
     with pytest.raises(ValueError, match="attach_sketches"):
         signer.attach_sketches([rows3[:, :2]], part["local"], part["sketches"], targets)
-    with pytest.raises(ValueError, match="rows n x 3"):
-        signer.verify_buckets([(attached[0][0], attached[0][1][:, 1:])])
+    rows4, sketches4 = attached[0]
+    for bad in ((rows4, sketches4.ravel()[:-1]), (rows4, sketches4[:-1]), (rows4[:, :3], sketches4)):
+        with pytest.raises(ValueError, match="rows n x 4"):
+            signer.verify_buckets([bad])
     with pytest.raises(ValueError, match="tuples"):
         signer.verify_buckets([attached[0][0]])
