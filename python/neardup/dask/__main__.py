@@ -39,7 +39,10 @@ def _start_forkserver() -> None:
     the user chose in Dask's configuration is kept."""
     import multiprocessing
     import multiprocessing.forkserver
-    import dask
+    try:
+        import dask
+    except ImportError:  # main() says what to install
+        return
     if (dask.config.get("distributed.worker.multiprocessing-method", default="spawn") != "spawn"
             or "forkserver" not in multiprocessing.get_all_start_methods()):
         return
