@@ -985,11 +985,13 @@ py::list AttachSketches(const JobSigner& signer, const py::list& pieces, RowArra
                           " bytes) must be those of the locals");
   }
   const std::vector<RowArray> arrays = RowArrays(pieces, 3, "attach_sketches");
-  // Each row's target and document (its place in the partition), and the rows of each target.
+  // Each row's target, its document (the place in the partition) and the place of the document's
+  // sketch in the target's piece.
   struct Placed {
     const uint64_t* row;
     uint32_t target;
     uint32_t document;
+    uint32_t sketch = 0;
   };
   if (partitions > 0xFFFFFFFFu || documents > 0xFFFFFFFFu) {
     throw py::value_error("attach_sketches: over 2^32 partitions or documents");
@@ -1008,7 +1010,7 @@ py::list AttachSketches(const JobSigner& signer, const py::list& pieces, RowArra
           break;
         }
         const auto t = static_cast<uint32_t>(TargetOf(row[0], partitions));
-        placed.push_back({row, t, static_cast<uint32_t>(at)});
+        placed.push_back({row, t, static_cast<uint32_t>(at), 0});
         ++rows_of[t];
       }
       if (missing) break;
@@ -1027,7 +1029,7 @@ py::list AttachSketches(const JobSigner& signer, const py::list& pieces, RowArra
           seen[p.document] = p.target + 1;
           index[p.document] = static_cast<uint32_t>(sketches_of[p.target]++);
         }
-        p.document = index[p.document];  // from here on, the sketch index of the row
+        p.sketch = index[p.document];
       }
     }
   }
@@ -1052,10 +1054,10 @@ py::list AttachSketches(const JobSigner& signer, const py::list& pieces, RowArra
       row[0] = p.row[0];
       row[1] = p.row[1];
       row[2] = p.row[2];
-      row[3] = p.document;
-      if (p.document == written[p.target]) {  // the document's first row in this target
-        const size_t at = PositionOf(locals.data(), documents, p.row[1] & 0xFFFFFFFFu);
-        std::memcpy(sketches_at[p.target] + p.document * width, &sketch[at * width], width);
+      row[3] = p.sketch;
+      if (p.sketch == written[p.target]) {  // the document's first row in this target
+        std::memcpy(sketches_at[p.target] + size_t{p.sketch} * width,
+                    &sketch[size_t{p.document} * width], width);
         ++written[p.target];
       }
       row += kSketchRowWidth;
@@ -1100,9 +1102,6 @@ py::tuple VerifyBuckets(const JobSigner& signer, const py::list& pieces) {
     const double threshold = signer.threshold();
     std::vector<uint32_t> parent;
     std::vector<std::pair<uint64_t, uint32_t>> by_label;
-    constexpr size_t kGatherBucket = 16;
-    std::vector<const uint8_t*> sketch_at;
-    std::vector<uint8_t> gathered;
     for (size_t begin = 0; begin < members.size();) {
       size_t end = begin + 1;
       while (end < members.size() && members[end].key == members[begin].key) ++end;
@@ -1125,24 +1124,13 @@ py::tuple VerifyBuckets(const JobSigner& signer, const py::list& pieces) {
           if (x != y) parent[std::max(x, y)] = std::min(x, y);
         }
       }
-      // The sketches of a large bucket, each compared up to m - 1 times, gathered in one block:
-      // the pieces' buffers are read at random, a page apart.
-      sketch_at.resize(m);
-      if (m >= kGatherBucket) {
-        gathered.resize(m * width);
-        for (size_t i = 0; i < m; ++i) {
-          std::memcpy(&gathered[i * width], bucket[i].sketch, width);
-          sketch_at[i] = &gathered[i * width];
-        }
-      } else {
-        for (size_t i = 0; i < m; ++i) sketch_at[i] = bucket[i].sketch;
-      }
       for (size_t i = 0; i < m; ++i) {
         for (size_t j = i + 1; j < m; ++j) {
           const uint32_t root_i = find(static_cast<uint32_t>(i));
           const uint32_t root_j = find(static_cast<uint32_t>(j));
           if (root_i == root_j) continue;
-          const double jaccard = sketcher.EstimateIfAtLeast(sketch_at[i], sketch_at[j], threshold);
+          const double jaccard =
+              sketcher.EstimateIfAtLeast(bucket[i].sketch, bucket[j].sketch, threshold);
           if (jaccard < threshold) continue;
           parent[std::max(root_i, root_j)] = std::min(root_i, root_j);
           a.push_back(std::min(bucket[i].ordinal, bucket[j].ordinal));
