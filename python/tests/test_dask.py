@@ -367,24 +367,31 @@ def test_command_line_local_cluster_and_ctrl_c(corpus, tmp_path):
                             str(tmp_path / "out"), "--workers", "2", "--partition-mb", "0.5"],
                            stderr=subprocess.PIPE, text=True, start_new_session=True)
     lines = []
-    for line in job.stderr:
-        lines.append(line)
-        if line.startswith("neardup.dask: sign:"):
-            os.killpg(job.pid, signal.SIGINT)
-            break
-    lines += job.stderr.readlines()
-    assert job.wait(timeout=60) == 130, "".join(lines)
-    assert "neardup.dask: interrupted\n" in lines and "KeyboardInterrupt" not in "".join(lines), \
-        "".join(lines)
-    assert not glob.glob(str(tmp_path / "out*"))
-    deadline = time.monotonic() + 30
-    while True:
-        try:
-            os.killpg(job.pid, 0)
+    try:
+        for line in job.stderr:
+            lines.append(line)
+            if line.startswith("neardup.dask: sign:"):
+                os.killpg(job.pid, signal.SIGINT)
+                break
+        lines += job.stderr.readlines()
+        assert job.wait(timeout=60) == 130, "".join(lines)
+        assert "neardup.dask: interrupted\n" in lines and \
+            "KeyboardInterrupt" not in "".join(lines), "".join(lines)
+        assert not glob.glob(str(tmp_path / "out*"))
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                os.killpg(job.pid, 0)
+            except ProcessLookupError:
+                break
+            assert time.monotonic() < deadline, "processes of the job are left"
+            time.sleep(0.1)
+    finally:
+        try:  # whatever failed above, nothing of the job outlives the test
+            os.killpg(job.pid, signal.SIGKILL)
         except ProcessLookupError:
-            break
-        assert time.monotonic() < deadline, "processes of the job are left"
-        time.sleep(0.1)
+            pass
+        job.wait()
 
 
 def _worker_pids(address):

@@ -1,10 +1,12 @@
 """python3 -m neardup.dask INPUT... --scheduler ADDRESS -o OUTDIR: dedup on a Dask cluster."""
 
+import _thread
 import argparse
 import logging
 import os
 import signal
 import sys
+import threading
 import warnings
 
 EXAMPLES = """examples:
@@ -51,7 +53,13 @@ def _start_forkserver() -> None:
         os.environ.setdefault(name, value)
     multiprocessing.get_context("forkserver").set_forkserver_preload(
         ["distributed", "neardup.dask._job", "neardup.dask._local_worker"])
-    multiprocessing.forkserver.ensure_running()
+    # Started ignoring Ctrl-C (an ignored signal stays so across exec), so that an interrupt while
+    # it imports does not kill it with a fatal error.
+    handler = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        multiprocessing.forkserver.ensure_running()
+    finally:
+        signal.signal(signal.SIGINT, handler)
     dask.config.set({"distributed.worker.multiprocessing-method": "forkserver"})
 
 
@@ -127,6 +135,35 @@ def main(argv=None) -> int:
     if args.partition_mb is not None and args.partition_mb <= 0:
         print("neardup.dask: --partition-mb must be positive", file=sys.stderr)
         return 2
+    # Ctrl-C raises KeyboardInterrupt wherever the main thread is, and Python drops it (printing a
+    # traceback) when that is a garbage collector's callback: the local scheduler, in this process,
+    # installs one. A dropped interrupt is raised again at once, outside the callback, and the end
+    # of each stage checks that none was lost.
+    interrupted = threading.Event()
+
+    def on_interrupt(signum, frame):
+        interrupted.set()
+        raise KeyboardInterrupt
+
+    def on_unraisable(unraisable) -> None:
+        if isinstance(unraisable.exc_value, KeyboardInterrupt) and interrupted.is_set():
+            # From another thread, once this hook has returned (raised in it, it would be dropped
+            # again).
+            again = threading.Timer(0.01, _thread.interrupt_main, args=(signal.SIGINT,))
+            again.daemon = True
+            again.start()
+            return
+        previous_unraisable(unraisable)
+
+    def progress(message: str) -> None:
+        if interrupted.is_set():
+            raise KeyboardInterrupt
+        if not args.quiet:
+            _job.main_progress(message)
+
+    previous_handler = signal.signal(signal.SIGINT, on_interrupt)
+    previous_unraisable = sys.unraisablehook
+    sys.unraisablehook = on_unraisable
     cluster = None
     client = None
     try:
@@ -134,8 +171,14 @@ def main(argv=None) -> int:
             client = distributed.Client(args.scheduler, timeout=args.connect_timeout)
         else:
             workers = args.workers or os.cpu_count() or 1
-            cluster = _local_cluster(workers)
-            client = distributed.Client(cluster)
+            # Ctrl-C waits until the cluster is up and can be stopped: a cluster interrupted as it
+            # starts cannot be closed, and its workers restart as the command exits.
+            mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+            try:
+                cluster = _local_cluster(workers)
+                client = distributed.Client(cluster)
+            finally:
+                signal.pthread_sigmask(signal.SIG_SETMASK, mask)
         report = _job.dedup_files(
             args.inputs, args.output, client=client, threshold=args.threshold, keep=args.keep,
             priority_field=args.priority_field, empty=args.empty, on_error=args.on_error,
@@ -143,7 +186,7 @@ def main(argv=None) -> int:
             max_line_bytes=args.max_line_bytes,
             partition_bytes=None if args.partition_mb is None else int(args.partition_mb * (1 << 20)),
             shuffle_partitions=args.shuffle_partitions or None,
-            progress=None if args.quiet else _job.main_progress)
+            progress=progress)
     except KeyboardInterrupt:
         # The client's pending gathers end as the cluster stops: not the user's news.
         logging.getLogger("asyncio").setLevel(logging.CRITICAL)
@@ -157,6 +200,8 @@ def main(argv=None) -> int:
             client.close()
         if cluster is not None:
             cluster.close()
+        signal.signal(signal.SIGINT, previous_handler)
+        sys.unraisablehook = previous_unraisable
     if not args.quiet:
         print(f"neardup.dask: {report['documents']:,} documents, {report['kept']:,} kept, "
               f"{report['duplicates']:,} duplicates in {report['clusters']:,} clusters, "
@@ -166,4 +211,8 @@ def main(argv=None) -> int:
 
 if __name__ == "__main__":
     signal.signal(signal.SIGPIPE, signal.SIG_DFL)
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except KeyboardInterrupt:  # before main() handles it (while Dask is imported)
+        print("neardup.dask: interrupted", file=sys.stderr)
+        sys.exit(130)
