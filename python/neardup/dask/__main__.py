@@ -3,6 +3,7 @@
 import _thread
 import argparse
 import logging
+import math
 import os
 import signal
 import sys
@@ -123,6 +124,10 @@ def main(argv=None) -> int:
     # distributed's advice about large arguments in the graph (the small arrays each task is given)
     # is not the user's to act on.
     warnings.filterwarnings("ignore", message="Large object of size")
+    if args.partition_mb is not None and not 0 < args.partition_mb < math.inf:
+        print(f"neardup.dask: --partition-mb must be a positive number; got {args.partition_mb}",
+              file=sys.stderr)
+        return 2
     if not args.scheduler:
         _start_forkserver()
     try:
@@ -132,9 +137,6 @@ def main(argv=None) -> int:
     except ImportError as e:  # pragma: no cover - Debian's python3-distributed is missing
         print(f"neardup.dask: {e} (install python3-distributed)", file=sys.stderr)
         return 1
-    if args.partition_mb is not None and args.partition_mb <= 0:
-        print("neardup.dask: --partition-mb must be positive", file=sys.stderr)
-        return 2
     # Ctrl-C raises KeyboardInterrupt wherever the main thread is, and Python drops it (printing a
     # traceback) when that is a garbage collector's callback: the local scheduler, in this process,
     # installs one. A dropped interrupt is raised again at once, outside the callback, and the end
