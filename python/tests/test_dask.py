@@ -359,14 +359,18 @@ def test_command_line_local_cluster_and_ctrl_c(corpus, tmp_path):
     assert done.returncode == 0, done.stderr
     assert all(line.startswith("neardup.dask: ") for line in done.stderr.splitlines()), done.stderr
     assert_same_as_cli(tmp_path / "cli", tmp_path / "dask")
-    # A partition size that is not a positive number: exit 2 with a message, before any cluster.
-    for bad in ("0", "-1", "nan", "inf"):
+    # Numbers out of range: exit 2 with a message naming the flag, before any cluster starts
+    # (--workers -1 used to hang).
+    for flag, bad, shown in (("--partition-mb", "0", "0.0"), ("--partition-mb", "-1", "-1.0"),
+                             ("--partition-mb", "nan", "nan"), ("--partition-mb", "inf", "inf"),
+                             ("--connect-timeout", "-1", "-1.0"), ("--workers", "-1", "-1"),
+                             ("--shuffle-partitions", "-2", "-2")):
         refused = subprocess.run([PYTHON, "-m", "neardup.dask", str(root / "docs.jsonl"), "-o",
-                                  str(tmp_path / "bad"), "--partition-mb", bad],
+                                  str(tmp_path / "bad"), flag, bad],
                                  capture_output=True, text=True, timeout=60)
-        assert refused.returncode == 2 and refused.stderr == \
-            f"neardup.dask: --partition-mb must be a positive number; got {float(bad)}\n", \
-            refused.stderr
+        assert refused.returncode == 2, refused.stderr
+        assert refused.stderr.startswith(f"neardup.dask: {flag} must be ") and \
+            refused.stderr.endswith(f"; got {shown}\n"), refused.stderr
     assert not os.path.exists(tmp_path / "bad")
     # Ctrl-C (SIGINT to the process group) during the job: exit 130 with one line, no workers
     # interrupted on their own (a traceback each), no output folder, and no process of the group

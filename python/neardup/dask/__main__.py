@@ -124,10 +124,18 @@ def main(argv=None) -> int:
     # distributed's advice about large arguments in the graph (the small arrays each task is given)
     # is not the user's to act on.
     warnings.filterwarnings("ignore", message="Large object of size")
-    if args.partition_mb is not None and not 0 < args.partition_mb < math.inf:
-        print(f"neardup.dask: --partition-mb must be a positive number; got {args.partition_mb}",
-              file=sys.stderr)
-        return 2
+    # Numbers the job cannot take: exit 2 before any cluster starts.
+    for flag, value, good, what in (
+            ("--partition-mb", args.partition_mb, args.partition_mb is None or
+             0 < args.partition_mb < math.inf, "a positive number"),
+            ("--connect-timeout", args.connect_timeout, 0 < args.connect_timeout < math.inf,
+             "a positive number"),
+            ("--workers", args.workers, args.workers >= 0, "0 (one a core) or more"),
+            ("--shuffle-partitions", args.shuffle_partitions, args.shuffle_partitions >= 0,
+             "0 (as many as input partitions) or more")):
+        if not good:
+            print(f"neardup.dask: {flag} must be {what}; got {value}", file=sys.stderr)
+            return 2
     if not args.scheduler:
         _start_forkserver()
     try:
