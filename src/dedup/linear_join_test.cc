@@ -20,6 +20,8 @@
 #include <utility>
 
 #include "dedup/signature_groups.h"
+#include "neardup/cpu.h"
+#include "simd_levels.h"
 #include "testutil.h"
 
 namespace neardup::dedup_internal {
@@ -385,6 +387,37 @@ TEST(LinearJoinTest, ShortRunsConnectTheComponentsOfAllPairs) {
   }
 }
 
+// Verify rejects most pairs by their differing bits alone (FastReject, a kernel for each SIMD
+// level); its decisions are those of the estimate, margins included: the model verifies with
+// Sketcher::Estimate.
+TEST(LinearJoinTest, ShortRunsMatchTheModelOnEverySimdLevel) {
+  auto sketcher = Sketcher::Create({});
+  ASSERT_TRUE(sketcher.ok());
+  const Corpus corpus = MakeCorpus(**sketcher, DefaultShape(), 23);
+  for (const double threshold : {0.8, 0.5}) {
+    for (const double sigmas : {0.0, 3.0}) {
+      const Expected expected = ShortRunModel(**sketcher, corpus, threshold, sigmas);
+      ASSERT_LE(expected.longest_run, 64u);
+      EXPECT_GT(expected.pairs.size(), 100u);
+      if (sigmas > 0) {
+        EXPECT_GT(expected.boundary.size(), 10u);
+      }
+      for (const SimdLevel level : testing::SimdLevelsToTest()) {
+        SCOPED_TRACE(::testing::Message()
+                     << "t " << threshold << " sigmas " << sigmas << " " << SimdLevelName(level));
+        SetSimdLevel(level);
+        auto got = LinearJoin(InputOf(**sketcher, corpus), OptionsOf(threshold, 2, sigmas));
+        ASSERT_TRUE(got.ok()) << got.status().ToString();
+        EXPECT_EQ(got->pairs, expected.pairs);
+        EXPECT_EQ(got->boundary, expected.boundary);
+        EXPECT_EQ(got->verifications, expected.verifications);
+        EXPECT_EQ(got->connected, expected.connected);
+      }
+      SetSimdLevel(DetectedSimdLevel());
+    }
+  }
+}
+
 // Documents labelled with their cluster (kUnrelated: none).
 constexpr uint32_t kUnrelated = UINT32_MAX;
 struct LabelledSet {
@@ -549,6 +582,27 @@ TEST(LinearJoinTest, SameResultForEveryThreadCountAndMemory) {
       ExpectSameResultWith(**sketcher, corpus, options, memory, threads, *reference);
     }
   }
+}
+
+// Long runs too give the same result on every SIMD level.
+TEST(LinearJoinTest, LongRunsSameOnEverySimdLevel) {
+  auto sketcher = Sketcher::Create({});
+  ASSERT_TRUE(sketcher.ok());
+  const Corpus corpus = MakeLargeCorpus(**sketcher);
+  const LinearJoinOptions options = OptionsOf(0.8, 2, 3);
+  SetSimdLevel(SimdLevel::kPortable);
+  auto reference = LinearJoin(InputOf(**sketcher, corpus), options);
+  ASSERT_TRUE(reference.ok()) << reference.status().ToString();
+  EXPECT_GT(reference->pairs.size(), 1000u);
+  for (const SimdLevel level : testing::SimdLevelsToTest()) {
+    if (level == SimdLevel::kPortable) continue;
+    SCOPED_TRACE(SimdLevelName(level));
+    SetSimdLevel(level);
+    auto got = LinearJoin(InputOf(**sketcher, corpus), options);
+    ASSERT_TRUE(got.ok()) << got.status().ToString();
+    ExpectSameResult(*got, *reference);
+  }
+  SetSimdLevel(DetectedSimdLevel());
 }
 
 // A small max_boundary: the list is cut during bands and after them, the same way whatever the

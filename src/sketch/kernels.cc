@@ -3,6 +3,8 @@
 #include "sketch/kernels.h"
 
 #include <array>
+#include <bit>
+#include <cstring>
 
 #include "neardup/cpu.h"
 #include "sketch/minhash.h"
@@ -32,6 +34,22 @@ void RemixAllPortable(uint64_t* values, size_t n, uint8_t* low_bits) {
 
 void RemixShiftedPortable(const uint64_t* hashes, size_t n, int shift, uint64_t* remixed) {
   for (size_t i = 0; i < n; ++i) remixed[i] = Remix(hashes[i] >> shift);
+}
+
+// Without a POPCNT instruction in the target, std::popcount is a bit-twiddling sequence.
+inline uint32_t DifferingBitsWords(const uint8_t* a, const uint8_t* b, size_t bytes) {
+  uint32_t differ = 0;
+  for (size_t i = 0; i < bytes; i += 8) {
+    uint64_t x, y;
+    std::memcpy(&x, a + i, 8);
+    std::memcpy(&y, b + i, 8);
+    differ += static_cast<uint32_t>(std::popcount(x ^ y));
+  }
+  return differ;
+}
+
+uint32_t DifferingBitsPortable(const uint8_t* a, const uint8_t* b, size_t bytes) {
+  return DifferingBitsWords(a, b, bytes);
 }
 
 // values[i] = m_j + j - i (before the remix), from the last bin down; branch-free with masks (GCC
@@ -180,6 +198,29 @@ __attribute__((target("avx512f,avx512dq"))) void RemixShiftedAvx512(const uint64
 }
 #pragma GCC diagnostic pop
 
+// Every CPU of the AVX2 level has POPCNT (cpu.h).
+__attribute__((target("popcnt"))) uint32_t DifferingBitsPopcnt(const uint8_t* a, const uint8_t* b,
+                                                               size_t bytes) {
+  return DifferingBitsWords(a, b, bytes);
+}
+
+// 64 bytes a step with VPOPCNTQ, the rest by words.
+__attribute__((target("avx512f,avx512vpopcntdq,popcnt"))) uint32_t DifferingBitsAvx512(
+    const uint8_t* a, const uint8_t* b, size_t bytes) {
+  __m512i sum = _mm512_setzero_si512();
+  size_t i = 0;
+  for (; i + 64 <= bytes; i += 64) {
+    const __m512i x = _mm512_xor_si512(_mm512_loadu_si512(a + i), _mm512_loadu_si512(b + i));
+    sum = _mm512_add_epi64(sum, _mm512_popcnt_epi64(x));
+  }
+  // Not _mm512_reduce_add_epi64: GCC 12 reports its internal undefined value as uninitialized.
+  alignas(64) uint64_t lanes[8];
+  _mm512_store_si512(lanes, sum);
+  uint64_t total = 0;
+  for (uint64_t lane : lanes) total += lane;
+  return static_cast<uint32_t>(total) + DifferingBitsWords(a + i, b + i, bytes - i);
+}
+
 #endif  // NEARDUP_X86
 
 }  // namespace
@@ -198,6 +239,20 @@ void DensifyAndRemix(uint64_t* values, size_t n, uint64_t wrap, uint8_t* low_bit
 #endif
   Densify(values, n, wrap);
   RemixAllPortable(values, n, low_bits);
+}
+
+DifferingBitsFn ChooseDifferingBits() {
+#if NEARDUP_X86
+  switch (ActiveSimdLevel()) {
+    case SimdLevel::kAvx512:
+      return DifferingBitsAvx512;
+    case SimdLevel::kAvx2:
+      return DifferingBitsPopcnt;
+    case SimdLevel::kPortable:
+      break;
+  }
+#endif
+  return DifferingBitsPortable;
 }
 
 void RemixShifted(const uint64_t* hashes, size_t n, int shift, uint64_t* remixed) {

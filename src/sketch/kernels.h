@@ -20,6 +20,14 @@ void DensifyAndRemix(uint64_t* values, size_t n, uint64_t wrap, uint8_t* low_bit
 // the sketch by their top bits.
 void RemixShifted(const uint64_t* hashes, size_t n, int shift, uint64_t* remixed);
 
+// The number of bits that differ between a and b, two streams of `bytes` bytes (a multiple of 8):
+// the mismatching bins of two payloads of 1-bit bins. Every version reads the whole streams (no
+// early exit: its branch mispredicts).
+using DifferingBitsFn = uint32_t (*)(const uint8_t* a, const uint8_t* b, size_t bytes);
+
+// The version for ActiveSimdLevel(), chosen once by callers that compare many pairs.
+DifferingBitsFn ChooseDifferingBits();
+
 }  // namespace neardup::sketch_internal
 
 #endif  // NEARDUP_SKETCH_KERNELS_H_

@@ -11,6 +11,7 @@
 
 #include "neardup/cpu.h"
 #include "simd_levels.h"
+#include "sketch/kernels.h"
 #include "sketch/sketch_testutil.h"
 #include "testutil.h"
 
@@ -163,6 +164,34 @@ double ReferenceEstimate(const std::vector<uint64_t>& a, const Computed& ra,
   const double bound = static_cast<double>(std::min(a.size(), b.size())) /
                        static_cast<double>(std::max(a.size(), b.size()));
   return std::min(bound, (matches / static_cast<double>(o.bins) - chance) / (1 - chance));
+}
+
+// The differing bits of two streams, on every SIMD level, against a bit-by-bit count: lengths
+// around the AVX-512 step of 64 bytes, and the sketch payload (128 bytes at an offset of 4).
+TEST(SketchKernelsTest, DifferingBitsOnEveryLevel) {
+  std::mt19937_64 rng(5);
+  std::vector<uint8_t> a(300), b(300);
+  for (SimdLevel level : testing::SimdLevelsToTest()) {
+    SetSimdLevel(level);
+    const sketch_internal::DifferingBitsFn differing = sketch_internal::ChooseDifferingBits();
+    for (size_t bytes : {0, 8, 56, 64, 72, 128, 136, 256}) {
+      for (int trial = 0; trial < 20; ++trial) {
+        for (size_t i = 0; i < a.size(); ++i) {
+          a[i] = static_cast<uint8_t>(rng());
+          // From identical to unrelated bytes.
+          b[i] = trial % 4 == 0 ? a[i] : static_cast<uint8_t>(a[i] ^ (rng() & rng() & rng()));
+        }
+        const size_t offset = trial % 5;
+        uint32_t want = 0;
+        for (size_t i = 0; i < bytes * 8; ++i) {
+          want += ((a[offset + i / 8] ^ b[offset + i / 8]) >> (i % 8)) & 1;
+        }
+        EXPECT_EQ(differing(a.data() + offset, b.data() + offset, bytes), want)
+            << SimdLevelName(level) << " bytes " << bytes << " offset " << offset;
+      }
+    }
+  }
+  SetSimdLevel(DetectedSimdLevel());
 }
 
 TEST(SketchTest, MatchesTheDefinition) {
