@@ -8,6 +8,7 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <utility>
 
 #include "dedup/signature_groups.h"
 #include "sketch/kernels.h"
@@ -374,11 +375,35 @@ void JoinLongRun(const BandContext& c, size_t band, std::span<Member> members, R
   join_neighbours(ordered, kBinNeighbours);
 }
 
-// Sorts a bucket's entries by key, then item.
-void SortBucket(std::span<BandEntry> entries) {
-  std::sort(entries.begin(), entries.end(), [](const BandEntry& x, const BandEntry& y) {
-    return x.key != y.key ? x.key < y.key : x.item < y.item;
-  });
+// Sorts a bucket's entries by key, then item. The scatter leaves them in item order (each thread's
+// items ascending, the threads' ranges in order), and their keys share the top kPrefixBits bits: a
+// stable sort on the low 16 bits, by insertion for a few entries, else two 8-bit radix passes.
+void SortBucket(std::span<BandEntry> entries, std::vector<BandEntry>* scratch) {
+  static_assert(kPrefixBits == 16);
+  const size_t n = entries.size();
+  if (n < 48) {
+    for (size_t i = 1; i < n; ++i) {
+      const BandEntry e = entries[i];
+      size_t j = i;
+      for (; j > 0 && entries[j - 1].key > e.key; --j) entries[j] = entries[j - 1];
+      entries[j] = e;
+    }
+    return;
+  }
+  std::array<uint32_t, 256> low{}, high{};
+  for (const BandEntry& e : entries) {
+    ++low[e.key & 0xFF];
+    ++high[e.key >> 8 & 0xFF];
+  }
+  const auto starts = [](std::array<uint32_t, 256>* counts) {
+    uint32_t sum = 0;
+    for (uint32_t& c : *counts) sum += std::exchange(c, sum);
+  };
+  starts(&low);
+  starts(&high);
+  scratch->resize(n);
+  for (const BandEntry& e : entries) (*scratch)[low[e.key & 0xFF]++] = e;
+  for (const BandEntry& e : *scratch) entries[high[e.key >> 8 & 0xFF]++] = e;
 }
 
 // Calls fn(run, reads) for every run of two or more equal keys of the sorted bucket, with whether
@@ -604,9 +629,10 @@ Status JoinBand(const BandContext& c, size_t band, size_t threads, size_t max_va
     std::vector<uint64_t> need(blocks, 0);
     std::atomic<size_t> next{0};
     NEARDUP_RETURN_IF_ERROR(OnThreads(threads, [&](size_t) {
+      std::vector<BandEntry> scratch;
       for (size_t b = next++; b < blocks; b = next++) {
         for (size_t p = lo + b * kPrefixBlock; p < lo + (b + 1) * kPrefixBlock; ++p) {
-          SortBucket(bucket(p));
+          SortBucket(bucket(p), &scratch);
           if (gathering) need[b] += RunMembersToRead(bucket(p));
         }
       }
