@@ -299,6 +299,11 @@ class SketcherImpl final : public Sketcher {
   // disagree (the result is then too high, but below bins - limit).
   int MatchingBins(const uint8_t* a, const uint8_t* b, int limit) const {
     const int bits = options_.bits_per_bin;
+    // 1-bit bins: the whole payload by the SIMD kernel, with no early exit (its branch is hard to
+    // predict, and the kernel counts 128 bytes in a few instructions).
+    if (bits == 1 && payload_bytes_ % 8 == 0) {
+      return options_.bins - static_cast<int>(differing_bits_(a, b, payload_bytes_));
+    }
     const int mismatches =
         popcnt_ ? MismatchesPopcnt(a, b, payload_bytes_, bits, field_starts_, limit)
                 : MismatchesPortable(a, b, payload_bytes_, bits, field_starts_, limit);
@@ -319,6 +324,7 @@ class SketcherImpl final : public Sketcher {
   const double chance_ = std::ldexp(1.0, -options_.bits_per_bin);  // two random fields agree
   // The bin comparison uses POPCNT when the SIMD level in effect at Create() has it (cpu.h).
   const bool popcnt_ = ActiveSimdLevel() >= SimdLevel::kAvx2;
+  const sketch_internal::DifferingBitsFn differing_bits_ = sketch_internal::ChooseDifferingBits();
 };
 
 }  // namespace
