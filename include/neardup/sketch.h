@@ -97,7 +97,7 @@ class Sketcher {
   virtual double Estimate(const uint8_t* a, const uint8_t* b) const = 0;
 
   // Estimate(a, b) when it is >= threshold, else some value below threshold: a cheaper test for the
-  // band join, which stops comparing bins once too many disagree.
+  // band join (the size bound first; sketches of wider bins stop comparing once too many disagree).
   virtual double EstimateIfAtLeast(const uint8_t* a, const uint8_t* b, double threshold) const = 0;
 
   // Estimate() of two stored sketches. InvalidArgument when a span is not sketch_bytes() long.

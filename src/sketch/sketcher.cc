@@ -295,8 +295,8 @@ class SketcherImpl final : public Sketcher {
     return static_cast<double>(both) / static_cast<double>(count_a + count_b - both);
   }
 
-  // Bins that agree; with a limit below the bins, the count stops early once more than `limit`
-  // disagree (the result is then too high, but below bins - limit).
+  // Bins that agree; for bins of 2 bits or more, with a limit below the bins, the count stops
+  // early once more than `limit` disagree (the result is then too high, but below bins - limit).
   int MatchingBins(const uint8_t* a, const uint8_t* b, int limit) const {
     const int bits = options_.bits_per_bin;
     // 1-bit bins: the whole payload by the SIMD kernel, with no early exit (its branch is hard to
