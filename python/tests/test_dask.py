@@ -412,6 +412,41 @@ def _worker_pids(address):
         return sorted(c.run(os.getpid).values())
 
 
+# Imports of these names fail in the child, as on a machine without Dask.
+HIDE_DASK = """
+import importlib.abc, runpy, sys
+class Hide(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path, target=None):
+        if name.split(".")[0] in ("dask", "distributed"):
+            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+        return None
+sys.meta_path.insert(0, Hide())
+"""
+
+
+def test_without_dask_says_what_to_install(tmp_path):
+    # The command: one line and exit 1, not a traceback from the package's import.
+    (tmp_path / "in.txt").write_text("a line\n")
+    done = subprocess.run(
+        [PYTHON, "-c", HIDE_DASK + "sys.argv = ['neardup.dask', sys.argv[1], '-o', sys.argv[2]]\n"
+         "runpy.run_module('neardup.dask', run_name='__main__', alter_sys=True)",
+         str(tmp_path / "in.txt"), str(tmp_path / "out")],
+        capture_output=True, text=True, timeout=60)
+    assert done.returncode == 1, done.stderr
+    assert "Traceback" not in done.stderr, done.stderr
+    assert done.stderr.startswith("neardup.dask: ") and "python3-distributed" in done.stderr, \
+        done.stderr
+    assert not (tmp_path / "out").exists()
+    # The library: importing neardup.dask works; using it names what is missing.
+    done = subprocess.run(
+        [PYTHON, "-c", HIDE_DASK + "import neardup.dask\n"
+         "try:\n    neardup.dask.dedup_files\nexcept ImportError as e:\n    print(e)\n"],
+        capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert "needs Dask distributed" in done.stdout and "python3-distributed" in done.stdout, \
+        done.stdout
+
+
 def test_worker_killed_during_run(separate_cluster, tmp_path):
     address, _ = separate_cluster
     texts = make_documents(30000, seed=5)

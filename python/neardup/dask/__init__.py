@@ -9,6 +9,17 @@ components, then the kept documents written (or returned) per partition. ``pytho
 --scheduler ADDRESS -o OUTDIR`` is the command line of ``dedup_files``.
 """
 
-from ._job import DaskDedupResult, dedup, dedup_files
-
 __all__ = ["DaskDedupResult", "dedup", "dedup_files"]
+
+
+def __getattr__(name):
+    # The job (and Dask) are imported on first use, so that ``python3 -m neardup.dask`` can say what
+    # to install when Dask is missing, and Ctrl-C during the import is the command's to handle.
+    if name in __all__:
+        try:
+            from . import _job
+        except ImportError as e:
+            raise ImportError(f"neardup.dask needs Dask distributed ({e}): install "
+                              "python3-distributed, or pip install 'dask[distributed]'") from e
+        return getattr(_job, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
