@@ -390,23 +390,33 @@ TEST(LinearJoinTest, ShortRunsConnectTheComponentsOfAllPairs) {
 // Verify rejects most pairs by their differing bits alone (FastReject, a kernel for each SIMD
 // level); its decisions are those of the estimate, margins included: the model verifies with
 // Sketcher::Estimate.
+// Also with other sketches: 256 1-bit bins (a 32-byte payload), and 2-bit bins (no FastReject: one
+// SIMD level).
 TEST(LinearJoinTest, ShortRunsMatchTheModelOnEverySimdLevel) {
-  auto sketcher = Sketcher::Create({});
-  ASSERT_TRUE(sketcher.ok());
-  const Corpus corpus = MakeCorpus(**sketcher, DefaultShape(), 23);
-  for (const double threshold : {0.8, 0.5}) {
+  struct Case {
+    SketchOptions sketch;
+    double threshold;
+  };
+  for (const Case& k :
+       {Case{{}, 0.8}, Case{{}, 0.5}, Case{{256, 1, 16, 5}, 0.8}, Case{{512, 2, 20, 6}, 0.8}}) {
+    auto sketcher = Sketcher::Create(k.sketch);
+    ASSERT_TRUE(sketcher.ok());
+    const Corpus corpus = MakeCorpus(**sketcher, DefaultShape(), 23);
     for (const double sigmas : {0.0, 3.0}) {
-      const Expected expected = ShortRunModel(**sketcher, corpus, threshold, sigmas);
+      const Expected expected = ShortRunModel(**sketcher, corpus, k.threshold, sigmas);
       ASSERT_LE(expected.longest_run, 64u);
       EXPECT_GT(expected.pairs.size(), 100u);
       if (sigmas > 0) {
         EXPECT_GT(expected.boundary.size(), 10u);
       }
-      for (const SimdLevel level : testing::SimdLevelsToTest()) {
+      std::vector<SimdLevel> levels = testing::SimdLevelsToTest();
+      if (k.sketch.bits_per_bin != 1) levels = {DetectedSimdLevel()};
+      for (const SimdLevel level : levels) {
         SCOPED_TRACE(::testing::Message()
-                     << "t " << threshold << " sigmas " << sigmas << " " << SimdLevelName(level));
+                     << k.sketch.bins << "x" << k.sketch.bits_per_bin << " t " << k.threshold
+                     << " sigmas " << sigmas << " " << SimdLevelName(level));
         SetSimdLevel(level);
-        auto got = LinearJoin(InputOf(**sketcher, corpus), OptionsOf(threshold, 2, sigmas));
+        auto got = LinearJoin(InputOf(**sketcher, corpus), OptionsOf(k.threshold, 2, sigmas));
         ASSERT_TRUE(got.ok()) << got.status().ToString();
         EXPECT_EQ(got->pairs, expected.pairs);
         EXPECT_EQ(got->boundary, expected.boundary);
