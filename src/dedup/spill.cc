@@ -222,18 +222,19 @@ Result<std::unique_ptr<SketchFile>> SketchFile::Open(const std::string& dir, siz
   return file;
 }
 
-void SketchFile::Read(uint64_t document, uint8_t* out) const {
-  size_t done = 0;
-  while (done < sketch_bytes_) {
-    const ssize_t n = ::pread(fd_, out + done, sketch_bytes_ - done,
-                              static_cast<off_t>(document * sketch_bytes_ + done));
+void SketchFile::ReadRange(uint64_t first, uint64_t count, uint8_t* out) const {
+  const uint64_t bytes = count * sketch_bytes_;
+  uint64_t done = 0;
+  while (done < bytes) {
+    const ssize_t n =
+        ::pread(fd_, out + done, bytes - done, static_cast<off_t>(first * sketch_bytes_ + done));
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) {
       // The mapping has the same bytes (a file that cannot be read fails there too).
-      std::memcpy(out + done, At(document) + done, sketch_bytes_ - done);
+      std::memcpy(out + done, At(first) + done, bytes - done);
       return;
     }
-    done += static_cast<size_t>(n);
+    done += static_cast<uint64_t>(n);
   }
 }
 

@@ -105,7 +105,9 @@ class SketchFile {
   // page read through the mapping brings in the cached pages around it (fault-around maps up to a
   // whole folio of the page cache), so a few thousand reads at random make hundreds of megabytes
   // resident.
-  void Read(uint64_t document, uint8_t* out) const;
+  void Read(uint64_t document, uint8_t* out) const { ReadRange(document, 1, out); }
+  // The sketches of documents [first, first + count) to out (count * sketch_bytes), read likewise.
+  void ReadRange(uint64_t first, uint64_t count, uint8_t* out) const;
   // Unmaps the pages of documents [begin, end) from the process (MADV_DONTNEED; the page cache
   // keeps them, and a later At() maps them again). Pages shared with the neighbouring documents
   // go too: releasing is never wrong, only a cost.

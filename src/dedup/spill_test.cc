@@ -166,6 +166,21 @@ void RoundTrip(const std::string& dir, const Shape& shape) {
   }
   EXPECT_EQ(differing, 0u);
   EXPECT_EQ(differing_read, 0u);
+  // Ranges of documents, up to the last one.
+  uint64_t differing_ranges = 0;
+  for (const uint64_t count : {uint64_t{1}, uint64_t{3}, uint64_t{8192}}) {
+    if (count > n) continue;
+    std::vector<uint8_t> range(count * shape.sketch_bytes);
+    for (uint64_t first : {uint64_t{0}, n / 3, n - count}) {
+      (*sketches)->ReadRange(first, count, range.data());
+      for (uint64_t d = first; d < first + count; ++d) {
+        SketchOf(d, shape.sketch_bytes, expected.data());
+        differing_ranges += std::memcmp(range.data() + (d - first) * shape.sketch_bytes,
+                                        expected.data(), shape.sketch_bytes) != 0;
+      }
+    }
+  }
+  EXPECT_EQ(differing_ranges, 0u);
 }
 
 // The resident kilobytes of this process's mapping of `path` (from /proc/self/smaps), if mapped.
