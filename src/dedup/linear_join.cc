@@ -52,10 +52,10 @@ struct SketchLookup {
 };
 
 // The rejection of a pair of bin-form sketches of 1-bit bins by their differing bits alone, with no
-// early exit and no floating point: most verifications are rejections (1.16 G of 1.16 G at 10M
-// documents of the scale corpus). Decides as Verify's estimate would: a pair is rejected here iff
-// its estimate (from its matching bins) is below the threshold minus its margin, so only the pairs
-// Verify would keep, or list at the boundary, go on to the estimate.
+// early exit and no floating point: most verifications are rejections (at 10M documents of the
+// scale corpus, 993 M of 1,118 M are decided here). Decides as Verify's estimate would: a pair is
+// rejected here iff its estimate (from its matching bins) is below the threshold minus its margin,
+// so only the pairs Verify would keep, or list at the boundary, go on to the estimate.
 class FastReject {
  public:
   // Null when the sketches do not have 1-bit bins in whole 64-bit words.
