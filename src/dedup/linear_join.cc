@@ -82,12 +82,9 @@ class FastReject {
     // The most differing bits whose estimate reaches `lowest` (the estimate falls as bits differ),
     // -1 for none.
     const auto most = [&](double lowest) {
-      int m = -1;
-      while (m + 1 < static_cast<int>(estimate.size()) &&
-             estimate[static_cast<size_t>(m + 1)] >= lowest) {
-        ++m;
-      }
-      return m;
+      const auto end = std::partition_point(estimate.begin(), estimate.end(),
+                                            [lowest](double e) { return e >= lowest; });
+      return static_cast<int>(end - estimate.begin()) - 1;
     };
     // BoundaryMargins depends on the union's size up to bins * (1 + t) <= 2 * bins features.
     const size_t unions = margins == nullptr ? 0 : 2 * static_cast<size_t>(o.bins) + 1;

@@ -53,10 +53,10 @@ inline void StoreTop(uint32_t v, uint8_t* stream, size_t i) {
   }
 }
 
-// Bins whose bits differ between two payloads (`starts`: one bit at the start of every field of a
-// 64-bit word). Without a POPCNT instruction in the target, std::popcount is a library call.
-// Stops early (every 4 words) once more than `limit` bins disagree: the count is then partial.
-template <bool kOneBit>
+// Bins of 2 bits or more whose bits differ between two payloads (`starts`: one bit at the start of
+// every field of a 64-bit word; 1-bit bins are counted by sketch_internal::DifferingBits). Without
+// a POPCNT instruction in the target, std::popcount is a library call. Stops early (every 4 words)
+// once more than `limit` bins disagree: the count is then partial.
 inline int Mismatches(const uint8_t* a, const uint8_t* b, size_t bytes, int bits, uint64_t starts,
                       int limit) {
   int mismatches = 0;
@@ -65,11 +65,8 @@ inline int Mismatches(const uint8_t* a, const uint8_t* b, size_t bytes, int bits
     std::memcpy(&x, a + i, 8);
     std::memcpy(&y, b + i, 8);
     uint64_t differ = x ^ y;
-    if constexpr (!kOneBit) {
-      for (int s = 1; s < bits; s <<= 1) differ |= differ >> s;
-      differ &= starts;
-    }
-    mismatches += std::popcount(differ);
+    for (int s = 1; s < bits; s <<= 1) differ |= differ >> s;
+    mismatches += std::popcount(differ & starts);
     if ((i & 31) == 24 && mismatches > limit) break;
   }
   return mismatches;
@@ -77,8 +74,7 @@ inline int Mismatches(const uint8_t* a, const uint8_t* b, size_t bytes, int bits
 
 int MismatchesPortable(const uint8_t* a, const uint8_t* b, size_t bytes, int bits, uint64_t starts,
                        int limit) {
-  return bits == 1 ? Mismatches<true>(a, b, bytes, bits, starts, limit)
-                   : Mismatches<false>(a, b, bytes, bits, starts, limit);
+  return Mismatches(a, b, bytes, bits, starts, limit);
 }
 
 // The same compiled for CPUs with POPCNT (every CPU of the AVX2 level and above; cpu.h).
@@ -86,8 +82,7 @@ int MismatchesPortable(const uint8_t* a, const uint8_t* b, size_t bytes, int bit
 __attribute__((target("popcnt"))) int MismatchesPopcnt(const uint8_t* a, const uint8_t* b,
                                                        size_t bytes, int bits, uint64_t starts,
                                                        int limit) {
-  return bits == 1 ? Mismatches<true>(a, b, bytes, bits, starts, limit)
-                   : Mismatches<false>(a, b, bytes, bits, starts, limit);
+  return Mismatches(a, b, bytes, bits, starts, limit);
 }
 #else
 int MismatchesPopcnt(const uint8_t* a, const uint8_t* b, size_t bytes, int bits, uint64_t starts,
@@ -299,9 +294,10 @@ class SketcherImpl final : public Sketcher {
   // early once more than `limit` disagree (the result is then too high, but below bins - limit).
   int MatchingBins(const uint8_t* a, const uint8_t* b, int limit) const {
     const int bits = options_.bits_per_bin;
-    // 1-bit bins: the whole payload by the SIMD kernel, with no early exit (its branch is hard to
-    // predict, and the kernel counts 128 bytes in a few instructions).
-    if (bits == 1 && payload_bytes_ % 8 == 0) {
+    // 1-bit bins (a payload of whole 64-bit words: 64 bins at least): the whole payload by the
+    // SIMD kernel, with no early exit (its branch is hard to predict, and the kernel counts 128
+    // bytes in a few instructions).
+    if (bits == 1) {
       return options_.bins - static_cast<int>(differing_bits_(a, b, payload_bytes_));
     }
     const int mismatches =
