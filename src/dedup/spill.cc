@@ -157,6 +157,10 @@ Status SpillWriter::Finish() {
 Status BandKeyFiles::ForEachChunk(
     size_t band, uint64_t begin, uint64_t end,
     const std::function<Status(uint64_t, std::span<const uint32_t>)>& fn) const {
+  if (band >= bands_) {
+    return Status::InvalidArgument("band " + std::to_string(band) + " of " +
+                                   std::to_string(bands_) + " spilled");
+  }
   const std::string path = BandPath(dir_, band);
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_DIRECT);
   if (fd < 0) fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);

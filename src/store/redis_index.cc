@@ -61,9 +61,11 @@ Status RedisIndexStore::FindMatches(std::span<const Signature* const> signatures
     if (s.empty) continue;
     for (int t = 0; t < layout_.tables; ++t) {
       const uint64_t value = layout_.accurate ? s.band_keys[t] : s.simhash;
-      std::string key = layout_.BucketKey(t, value);
+      const uint64_t id = layout_.BucketId(t, value);
+      std::string key = layout_.BucketKeyOfId(id);
       auto [it, added] = bucket_of.try_emplace(key, commands.size());
-      if (added) commands.push_back(Command({"GET", std::move(key)}));
+      // The appended entries and the packed ones: the same slot, one command.
+      if (added) commands.push_back(Command({"MGET", std::move(key), layout_.PackedKeyOfId(id)}));
       probes[i].push_back({t, it->second});
     }
   }
@@ -76,6 +78,9 @@ Status RedisIndexStore::FindMatches(std::span<const Signature* const> signatures
   if (!buckets.ok()) return buckets.status();
   for (const RedisReply& r : *buckets) {
     if (r.is_error()) return ReplyError(r, location_ + ": reading a bucket");
+    if (r.elements.size() != 2) {
+      return Status::Corruption(location_ + ": reading a bucket: not the reply of MGET");
+    }
   }
   // Candidates of each signature (distinct), and the records to read.
   std::vector<std::vector<std::pair<uint32_t, int>>> found(signatures.size());
@@ -86,11 +91,21 @@ Status RedisIndexStore::FindMatches(std::span<const Signature* const> signatures
     std::unordered_set<uint32_t> seen;
     for (auto [t, b] : probes[i]) {
       const uint64_t value = layout_.accurate ? s.band_keys[t] : s.simhash;
-      layout_.ForEachMatch(t, value, (*buckets)[b].str, [&](uint32_t docnum, int distance) {
+      auto take = [&](uint32_t docnum, int distance) {
         if (!seen.insert(docnum).second) return;
         found[i].push_back({docnum, distance});
         if (record_of.try_emplace(docnum, records.size()).second) records.push_back(docnum);
-      });
+      };
+      const RedisReply& bucket = (*buckets)[b];
+      layout_.ForEachMatch(t, value, bucket.elements[0].str, take);
+      if (!bucket.elements[1].str.empty()) {
+        const Status packed = layout_.ForEachPackedMatch(t, value, bucket.elements[1].str, take);
+        if (!packed.ok()) {
+          return Status::Corruption(location_ + ": " +
+                                    layout_.PackedKeyOfId(layout_.BucketId(t, value)) + ": " +
+                                    packed.message());
+        }
+      }
     }
   }
   if (records.empty()) return Status::OK();
@@ -138,7 +153,7 @@ Status RedisIndexStore::ResolveIds(const std::vector<uint32_t>& docnums,
     if (ids->count(d) != 0) continue;
     (*ids)[d];
     asked.push_back(d);
-    commands.push_back(Command({"HGET", layout_.IdsKey(d), std::to_string(d)}));
+    commands.push_back(Command({"HGET", layout_.IdsKey(d), RedisLayout::IdField(d)}));
   }
   for (uint32_t d : asked) ids->erase(d);
   if (commands.empty()) return Status::OK();
@@ -283,8 +298,8 @@ Status RedisIndexStore::Remove(std::string_view id) {
   std::vector<RedisCommand> commands;
   commands.push_back(
       Script(kDeleteIfScript, layout_.NamesKey(id), {std::string(id), std::to_string(d)}, true));
-  commands.push_back(Command({"HDEL", layout_.IdsKey(d), std::to_string(d)}, true));
-  commands.push_back(Command({"HDEL", layout_.AttachmentsKey(d), std::to_string(d)}, true));
+  commands.push_back(Command({"HDEL", layout_.IdsKey(d), RedisLayout::IdField(d)}, true));
+  commands.push_back(Command({"HDEL", layout_.AttachmentsKey(d), RedisLayout::IdField(d)}, true));
   commands.push_back(Command({"HINCRBY", layout_.MetaKey(), "documents", "-1"}, true));
   if (headers[0].empty)
     commands.push_back(Command({"HINCRBY", layout_.MetaKey(), "empty", "-1"}, true));
@@ -331,8 +346,8 @@ Result<std::string> RedisIndexStore::GetAttachment(std::string_view id) const {
   if (!docnum->has_value()) {
     return Status::NotFound("no document with id '" + PrintableId(id) + "'");
   }
-  auto reply =
-      client_->Run(Command({"HGET", layout_.AttachmentsKey(**docnum), std::to_string(**docnum)}));
+  auto reply = client_->Run(
+      Command({"HGET", layout_.AttachmentsKey(**docnum), RedisLayout::IdField(**docnum)}));
   if (!reply.ok()) return reply.status();
   if (reply->is_error()) return ReplyError(*reply, location_ + ": reading an attachment");
   return reply->is_nil() ? std::string() : reply->str;
@@ -368,8 +383,11 @@ Result<IndexStore::CompactStats> RedisIndexStore::Compact() {
   const auto start = std::chrono::steady_clock::now();
   CompactStats stats;
   stats.memory_before = Stats().remote_memory_bytes;
-  const std::string pattern = layout_.prefix + ":b:*";
-  const size_t entry_bytes = layout_.entry_bytes();
+  // Both kinds of bucket key: appended (b) and packed (c).
+  const std::string pattern = layout_.prefix + ":[bc]:*";
+  // Buckets done: a SCAN may return a key again, or a packed key this compaction wrote.
+  const uint64_t per_table = uint64_t{1} << layout_.bucket_bits;
+  std::vector<bool> done(static_cast<size_t>(layout_.tables) * per_table);
   for (const RedisEndpoint& node : client_->Masters()) {
     std::string cursor = "0";
     do {
@@ -380,22 +398,41 @@ Result<IndexStore::CompactStats> RedisIndexStore::Compact() {
         return ReplyError(*page, location_ + ": scanning " + node.ToString());
       }
       cursor = page->elements[0].str;
-      std::vector<std::string> keys;
-      for (const RedisReply& k : page->elements[1].elements) keys.push_back(k.str);
-      if (keys.empty()) continue;
-      // The buckets, then the states of their documents.
+      std::vector<uint64_t> bucket_ids;
+      for (const RedisReply& k : page->elements[1].elements) {
+        uint64_t id = 0;
+        if (!layout_.BucketIdOfKey(k.str, &id)) continue;
+        const uint64_t table = id >> 32;
+        const uint64_t bucket = id & 0xFFFFFFFF;
+        if (table >= static_cast<uint64_t>(layout_.tables) || bucket >= per_table) continue;
+        if (done[table * per_table + bucket]) continue;
+        done[table * per_table + bucket] = true;
+        bucket_ids.push_back(id);
+      }
+      if (bucket_ids.empty()) continue;
+      // The buckets (appended and packed entries), then the states of their documents.
       std::vector<RedisCommand> commands;
-      for (const std::string& k : keys) commands.push_back(Command({"GET", k}));
+      for (uint64_t id : bucket_ids) {
+        commands.push_back(Command({"MGET", layout_.BucketKeyOfId(id), layout_.PackedKeyOfId(id)}));
+      }
       auto values = Run(commands);
       if (!values.ok()) return values.status();
+      std::vector<std::vector<BucketEntry>> entries(bucket_ids.size());
       std::vector<uint32_t> docnums;
-      for (const RedisReply& v : *values) {
-        const auto* p = reinterpret_cast<const unsigned char*>(v.str.data());
-        for (size_t e = 0; e + entry_bytes <= v.str.size(); e += entry_bytes) {
-          const unsigned char* d = p + e + entry_bytes - 4;
-          docnums.push_back(uint32_t{d[0]} | (uint32_t{d[1]} << 8) | (uint32_t{d[2]} << 16) |
-                            (uint32_t{d[3]} << 24));
+      for (size_t i = 0; i < bucket_ids.size(); ++i) {
+        const RedisReply& v = (*values)[i];
+        if (v.is_error() || v.elements.size() != 2) {
+          return ReplyError(v, location_ + ": reading a bucket");
         }
+        layout_.UnpackAppended(v.elements[0].str, &entries[i]);
+        if (!v.elements[1].str.empty()) {
+          const Status unpacked = layout_.Unpack(v.elements[1].str, &entries[i]);
+          if (!unpacked.ok()) {
+            return Status::Corruption(location_ + ": " + layout_.PackedKeyOfId(bucket_ids[i]) +
+                                      ": " + unpacked.message());
+          }
+        }
+        for (const BucketEntry& e : entries[i]) docnums.push_back(e.docnum);
       }
       std::sort(docnums.begin(), docnums.end());
       docnums.erase(std::unique(docnums.begin(), docnums.end()), docnums.end());
@@ -409,21 +446,25 @@ Result<IndexStore::CompactStats> RedisIndexStore::Compact() {
                s == RecordState::kBlocked;
       };
       commands.clear();
-      for (size_t i = 0; i < keys.size(); ++i) {
-        const std::string& old_value = (*values)[i].str;
-        std::string kept;
-        std::unordered_set<uint32_t> seen;  // a replayed APPEND's second copy goes too
-        for (size_t e = 0; e + entry_bytes <= old_value.size(); e += entry_bytes) {
-          const auto* d =
-              reinterpret_cast<const unsigned char*>(old_value.data()) + e + entry_bytes - 4;
-          const uint32_t docnum = uint32_t{d[0]} | (uint32_t{d[1]} << 8) | (uint32_t{d[2]} << 16) |
-                                  (uint32_t{d[3]} << 24);
-          ++stats.entries_before;
-          if (!live(docnum) || !seen.insert(docnum).second) continue;
-          kept.append(old_value, e, entry_bytes);
-          ++stats.entries_after;
-        }
-        commands.push_back(Script(kRewriteIfScript, keys[i], {old_value, std::move(kept)}, true));
+      for (size_t i = 0; i < bucket_ids.size(); ++i) {
+        std::vector<BucketEntry>& kept = entries[i];
+        stats.entries_before += kept.size();
+        // Document order, each document once (a replayed APPEND's second copy goes too).
+        std::stable_sort(kept.begin(), kept.end(), [](const BucketEntry& a, const BucketEntry& b) {
+          return a.docnum < b.docnum;
+        });
+        kept.erase(std::unique(kept.begin(), kept.end(),
+                               [](const BucketEntry& a, const BucketEntry& b) {
+                                 return a.docnum == b.docnum;
+                               }),
+                   kept.end());
+        std::erase_if(kept, [&](const BucketEntry& e) { return !live(e.docnum); });
+        stats.entries_after += kept.size();
+        const RedisReply& v = (*values)[i];
+        commands.push_back(Script2(kPackIfScript, layout_.BucketKeyOfId(bucket_ids[i]),
+                                   layout_.PackedKeyOfId(bucket_ids[i]),
+                                   {v.elements[0].str, v.elements[1].str, layout_.Pack(kept)},
+                                   true));
       }
       auto rewritten = Run(commands);
       if (!rewritten.ok()) return rewritten.status();
@@ -431,7 +472,7 @@ Result<IndexStore::CompactStats> RedisIndexStore::Compact() {
         if (r.is_error()) return ReplyError(r, location_ + ": rewriting a bucket");
         stats.rewritten += r.integer == 1 ? 1 : 0;
       }
-      stats.buckets += keys.size();
+      stats.buckets += bucket_ids.size();
     } while (cursor != "0");
   }
   stats.memory_after = Stats().remote_memory_bytes;

@@ -47,11 +47,15 @@ inline constexpr std::string_view kReplaceIfScript = R"(
 if redis.call('HGET', KEYS[1], ARGV[1]) == ARGV[2] then redis.call('HSET', KEYS[1], ARGV[1], ARGV[3]) return 1 end
 return 0)";
 
-// Replaces a string only while it holds the value given (ARGV: expected, new; an empty new value
-// deletes the key); 1 when replaced. SET allocates the new value at its exact size.
-inline constexpr std::string_view kRewriteIfScript = R"(
-if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
-if ARGV[2] == '' then redis.call('DEL', KEYS[1]) else redis.call('SET', KEYS[1], ARGV[2]) end
+// Replaces a bucket's appended and packed entries by a packed bucket, only while they hold the
+// values given (KEYS: appended, packed; ARGV: appended, packed, new packed; a missing key reads
+// as empty, an empty new value deletes the packed key); 1 when replaced. SET allocates the new
+// value at its exact size.
+inline constexpr std::string_view kPackIfScript = R"(
+if (redis.call('GET', KEYS[1]) or '') ~= ARGV[1] then return 0 end
+if (redis.call('GET', KEYS[2]) or '') ~= ARGV[2] then return 0 end
+redis.call('DEL', KEYS[1])
+if ARGV[3] == '' then redis.call('DEL', KEYS[2]) else redis.call('SET', KEYS[2], ARGV[3]) end
 return 1)";
 
 // HDEL of a field only while it holds the value given.
@@ -66,6 +70,15 @@ inline RedisCommand Command(std::vector<std::string> args, bool write = false, i
 inline RedisCommand Script(std::string_view script, std::string key, std::vector<std::string> argv,
                            bool write) {
   std::vector<std::string> args = {"EVAL", std::string(script), "1", std::move(key)};
+  for (std::string& a : argv) args.push_back(std::move(a));
+  return RedisCommand{std::move(args), 3, write};
+}
+
+// A script on two keys of one slot.
+inline RedisCommand Script2(std::string_view script, std::string key1, std::string key2,
+                            std::vector<std::string> argv, bool write) {
+  std::vector<std::string> args = {"EVAL", std::string(script), "2", std::move(key1),
+                                   std::move(key2)};
   for (std::string& a : argv) args.push_back(std::move(a));
   return RedisCommand{std::move(args), 3, write};
 }

@@ -13,6 +13,7 @@
 
 #include "neardup/index_store.h"
 #include "online/online_testutil.h"
+#include "store/redis_layout.h"
 #include "store/redis_testutil.h"
 #include "testutil.h"
 
@@ -270,6 +271,67 @@ TEST_P(RedisIndexTest, CompactKeepsTheAnswers) {
   EXPECT_EQ((*local)->Compact().status().code(), Status::Code::kNotSupported);
 }
 
+// A packed bucket damaged in Redis fails the queries that read it, and compaction, with
+// Corruption naming its key; other queries still answer, and the index opens as before.
+TEST_P(RedisIndexTest, DamagedPackedBucketIsNamed) {
+  const DedupMethod method = GetParam();
+  auto store = IndexStore::Open(Location(), Options(method));
+  ASSERT_TRUE(store.ok()) << store.status().ToString();
+  const std::vector<std::string> texts = neardup::testing::MakeCorpus(20, 4, 31);
+  std::vector<Signature> signatures;
+  for (size_t i = 0; i < texts.size(); ++i) {
+    signatures.push_back(*(*store)->signer().Sign(texts[i]));
+    ASSERT_TRUE((*store)
+                    ->QueryAndInsertSigned(NumberedId("d", i), signatures[i], InsertPolicy::kAlways)
+                    .ok());
+  }
+  ASSERT_TRUE((*store)->Compact().ok());
+  const std::string location = Location();
+  const std::string prefix = location.substr(location.rfind('/') + 1);
+  const auto layout = store_internal::RedisLayout::ForNewIndex(
+      prefix, (*store)->signer(), Options(method).store.expected_documents);
+  const Signature& damaged = signatures[0];
+  const uint64_t value = method == DedupMethod::kAccurate ? damaged.band_keys[0] : damaged.simhash;
+  const std::string key = layout.PackedKeyOfId(layout.BucketId(0, value));
+  ASSERT_TRUE(testing::RunShell("redis-cli -c -p " + std::to_string(cluster->base_port()) +
+                                " SET '" + key + "' '\x05\x01\x03garbage' >/dev/null"));
+  auto query = (*store)->QuerySigned(damaged);
+  ASSERT_EQ(query.status().code(), Status::Code::kCorruption) << query.status().ToString();
+  EXPECT_NE(query.status().message().find(key), std::string::npos) << query.status().ToString();
+  auto compacted = (*store)->Compact();
+  ASSERT_EQ(compacted.status().code(), Status::Code::kCorruption);
+  EXPECT_NE(compacted.status().message().find(key), std::string::npos);
+  // A signature reading none of that bucket's table-0 key still answers.
+  for (size_t i = 1; i < signatures.size(); ++i) {
+    const uint64_t v =
+        method == DedupMethod::kAccurate ? signatures[i].band_keys[0] : signatures[i].simhash;
+    if (layout.BucketId(0, v) == layout.BucketId(0, value)) continue;
+    bool touches = false;
+    for (int t = 0; t < layout.tables; ++t) {
+      const uint64_t vt =
+          method == DedupMethod::kAccurate ? signatures[i].band_keys[t] : signatures[i].simhash;
+      touches = touches || layout.PackedKeyOfId(layout.BucketId(t, vt)) == key;
+    }
+    if (touches) continue;
+    EXPECT_TRUE((*store)->QuerySigned(signatures[i]).ok()) << i;
+    break;
+  }
+}
+
+// An index of another layout version is refused, naming both versions.
+TEST_F(RedisIndexTest, OtherLayoutVersionIsRefused) {
+  IndexStoreOptions options = Options(DedupMethod::kAccurate);
+  ASSERT_TRUE(IndexStore::Open(Location(), options).ok());
+  const std::string location = Location();
+  const std::string prefix = location.substr(location.rfind('/') + 1);
+  ASSERT_TRUE(testing::RunShell("redis-cli -c -p " + std::to_string(cluster->base_port()) +
+                                " HSET '" + prefix + ":{meta}' version 1 >/dev/null"));
+  auto old = IndexStore::Open(Location(), options);
+  ASSERT_EQ(old.status().code(), Status::Code::kFailedPrecondition) << old.status().ToString();
+  EXPECT_NE(old.status().message().find("version 1"), std::string::npos);
+  EXPECT_NE(old.status().message().find("version 2"), std::string::npos);
+}
+
 // Workers with their own connections insert the same near-duplicate groups at once with kIfNew:
 // no two stored documents are near-duplicates, and every document not stored was told of a
 // stored near-duplicate.
@@ -459,6 +521,184 @@ TEST_F(RedisIndexTest, OpenErrors) {
   const std::string seeds = cluster->seeds();
   auto single = IndexStore::Open("redis://" + seeds.substr(0, seeds.find(',')) + "/x", options);
   EXPECT_EQ(single.status().code(), Status::Code::kInvalidArgument) << single.status().ToString();
+}
+
+// Packed buckets (what compaction writes) against the appended form they replace: the same
+// entries back, and the same matches for any query, for both methods and the extreme widths.
+std::vector<store_internal::RedisLayout> PackingLayouts() {
+  std::vector<store_internal::RedisLayout> layouts;
+  for (int bits : {8, 12, 24}) {
+    store_internal::RedisLayout layout;
+    layout.accurate = true;
+    layout.tables = 20;
+    layout.bucket_bits = bits;
+    layouts.push_back(layout);
+  }
+  store_internal::RedisLayout simhash;
+  simhash.accurate = false;
+  simhash.k = 3;
+  simhash.tables = 4;
+  simhash.bucket_bits = 12;
+  layouts.push_back(simhash);
+  return layouts;
+}
+
+// Entries of one bucket: distinct ascending document numbers with gaps of the given scale (and
+// now and then a jump), values within the layout's width; kSimhash values near `near`.
+std::vector<store_internal::BucketEntry> RandomEntries(const store_internal::RedisLayout& layout,
+                                                       size_t n, uint32_t gap_scale, uint64_t near,
+                                                       std::mt19937_64& random) {
+  std::vector<store_internal::BucketEntry> entries;
+  const int width = layout.value_bits();
+  const uint64_t mask = width == 64 ? ~uint64_t{0} : (uint64_t{1} << width) - 1;
+  uint64_t docnum = random() % (gap_scale + 1);
+  for (size_t i = 0; i < n && docnum <= UINT32_MAX; ++i) {
+    store_internal::BucketEntry e;
+    e.docnum = static_cast<uint32_t>(docnum);
+    e.value = random() & mask;
+    if (random() % 3 == 0) e.value = near & mask;  // matches
+    if (!layout.accurate && random() % 2 == 0) {
+      e.value = near ^ (uint64_t{1} << (random() % 64)) ^ (uint64_t{1} << (random() % 64));
+    }
+    entries.push_back(e);
+    docnum += 1 + random() % gap_scale;
+    if (random() % 50 == 0) docnum += random() % (uint64_t{1} << 31);
+  }
+  return entries;
+}
+
+TEST(RedisLayoutTest, PackedBucketsAnswerAsAppendedOnes) {
+  std::mt19937_64 random(11);
+  for (const store_internal::RedisLayout& layout : PackingLayouts()) {
+    for (uint32_t gap_scale : {1u, 7u, 4096u, 1u << 30}) {
+      for (size_t n : {size_t{1}, size_t{2}, size_t{255}, size_t{1000}}) {
+        const uint64_t query = random();
+        const int table = static_cast<int>(random() % layout.tables);
+        auto entries = RandomEntries(layout, n, gap_scale, query, random);
+        SCOPED_TRACE(std::to_string(layout.bucket_bits) +
+                     (layout.accurate ? " accurate" : " simhash") + " gaps " +
+                     std::to_string(gap_scale) + " n " + std::to_string(entries.size()));
+        const std::string packed = layout.Pack(entries);
+        std::vector<store_internal::BucketEntry> back;
+        ASSERT_TRUE(layout.Unpack(packed, &back).ok());
+        ASSERT_EQ(back, entries);
+        // The appended form of the same entries: band keys in the query's bucket (their top
+        // bucket_bits bits are the query's).
+        std::string appended;
+        for (const auto& e : entries) {
+          const uint64_t value =
+              layout.accurate ? (query >> layout.value_bits() << layout.value_bits()) | e.value
+                              : e.value;
+          layout.AppendEntry(table, value, e.docnum, &appended);
+        }
+        std::vector<store_internal::BucketEntry> unpacked;
+        layout.UnpackAppended(appended, &unpacked);
+        ASSERT_EQ(unpacked, entries);
+        std::vector<std::pair<uint32_t, int>> from_appended;
+        std::vector<std::pair<uint32_t, int>> from_packed;
+        layout.ForEachMatch(table, query, appended, [&](uint32_t d, int distance) {
+          from_appended.push_back({d, distance});
+        });
+        ASSERT_TRUE(layout
+                        .ForEachPackedMatch(table, query, packed,
+                                            [&](uint32_t d, int distance) {
+                                              from_packed.push_back({d, distance});
+                                            })
+                        .ok());
+        EXPECT_EQ(from_packed, from_appended);
+        if (n >= 255) {
+          EXPECT_FALSE(from_packed.empty());
+        }
+      }
+    }
+  }
+  // The largest document number, and a single entry.
+  const store_internal::RedisLayout layout = PackingLayouts()[1];
+  std::vector<store_internal::BucketEntry> last = {{5, 0}, {(uint64_t{1} << 20) - 1, UINT32_MAX}};
+  std::vector<store_internal::BucketEntry> back;
+  ASSERT_TRUE(layout.Unpack(layout.Pack(last), &back).ok());
+  EXPECT_EQ(back, last);
+  EXPECT_EQ(layout.Pack({}), "");
+}
+
+// At the default layout's fill (256 entries a bucket of a 1M-document index) an entry takes
+// about 4.2 bytes packed, against 7 appended.
+TEST(RedisLayoutTest, PackedEntriesAreSmall) {
+  std::mt19937_64 random(5);
+  const store_internal::RedisLayout layout = PackingLayouts()[1];
+  std::vector<store_internal::BucketEntry> entries;
+  uint64_t docnum = 0;
+  for (int i = 0; i < 256; ++i) {
+    docnum += 1 + random() % 7800;  // 1M documents over 4096 buckets
+    entries.push_back({random() & 0xFFFFF, static_cast<uint32_t>(docnum)});
+  }
+  const double bytes = static_cast<double>(layout.Pack(entries).size()) / entries.size();
+  EXPECT_LT(bytes, 4.4);
+  EXPECT_GT(bytes, 3.5);
+}
+
+// A damaged packed bucket is Corruption (naming the bucket's size), never a crash or a partial
+// answer: every cut, extra bytes, every single byte changed, and absurd headers.
+TEST(RedisLayoutTest, DamagedPackedBucketsAreCorruption) {
+  std::mt19937_64 random(3);
+  for (const store_internal::RedisLayout& layout : PackingLayouts()) {
+    const auto entries = RandomEntries(layout, 40, 300, random(), random);
+    const std::string packed = layout.Pack(entries);
+    std::vector<store_internal::BucketEntry> out = {{1, 2}};
+    for (size_t cut = 0; cut < packed.size(); ++cut) {
+      const Status s = layout.Unpack(packed.substr(0, cut), &out);
+      ASSERT_EQ(s.code(), Status::Code::kCorruption) << cut;
+      EXPECT_NE(s.message().find("packed bucket"), std::string::npos) << s.ToString();
+      ASSERT_EQ(out.size(), 1u);  // left as it was
+    }
+    EXPECT_EQ(layout.Unpack(packed + '\0', &out).code(), Status::Code::kCorruption);
+    for (size_t at = 0; at < packed.size(); ++at) {
+      std::string damaged = packed;
+      damaged[at] = static_cast<char>(damaged[at] ^ (1 + random() % 255));
+      std::vector<store_internal::BucketEntry> got;
+      const Status s = layout.Unpack(damaged, &got);
+      if (!s.ok()) {
+        EXPECT_EQ(s.code(), Status::Code::kCorruption);
+        EXPECT_TRUE(got.empty());
+      }
+      int calls = 0;
+      const Status m = layout.ForEachPackedMatch(0, 0, damaged, [&](uint32_t, int) { ++calls; });
+      EXPECT_EQ(m.ok(), s.ok());
+      if (!m.ok()) {
+        EXPECT_EQ(calls, 0);
+      }
+    }
+  }
+  const store_internal::RedisLayout layout = PackingLayouts()[1];
+  std::vector<store_internal::BucketEntry> out;
+  // Count 2^63, first document 2^40, a gap parameter of 200, no entries.
+  EXPECT_EQ(
+      layout.Unpack(std::string("\xff\xff\xff\xff\xff\xff\xff\xff\x7f\x00\x00", 11), &out).code(),
+      Status::Code::kCorruption);
+  EXPECT_EQ(
+      layout.Unpack(std::string("\x01\x80\x80\x80\x80\x80\x20\x00\x00\x00\x00", 11), &out).code(),
+      Status::Code::kCorruption);
+  EXPECT_EQ(layout.Unpack(std::string("\x01\x00\xc8\x00\x00\x00", 6), &out).code(),
+            Status::Code::kCorruption);
+  EXPECT_EQ(layout.Unpack(std::string("\x00\x00\x00", 3), &out).code(), Status::Code::kCorruption);
+  EXPECT_TRUE(out.empty());
+}
+
+// Bucket keys back to their buckets; other keys are not buckets of this index.
+TEST(RedisLayoutTest, BucketKeysName) {
+  store_internal::RedisLayout layout;
+  layout.prefix = "ix";
+  const uint64_t id = (uint64_t{19} << 32) | 4095;
+  uint64_t got = 0;
+  ASSERT_TRUE(layout.BucketIdOfKey(layout.BucketKeyOfId(id), &got));
+  EXPECT_EQ(got, id);
+  got = 0;
+  ASSERT_TRUE(layout.BucketIdOfKey(layout.PackedKeyOfId(id), &got));
+  EXPECT_EQ(got, id);
+  for (const char* other : {"ixx:b:{b1.2}", "ix:r:{r1}", "ix:b:{b1}", "ix:b:{b1.}", "ix:b:{b1.2x}",
+                            "ix:c:{b.2}", "ix:b:{b1.2", "ix:b:{b99999999999.2}", "i", ""}) {
+    EXPECT_FALSE(layout.BucketIdOfKey(other, &got)) << other;
+  }
 }
 
 }  // namespace

@@ -1,4 +1,4 @@
-// The keys and values of an index kept in Redis, version 1 (doc/redis_layout.md is the
+// The keys and values of an index kept in Redis, version 2 (doc/redis_layout.md is the
 // specification; this file is its code). Every key starts with the index's prefix, and the part of
 // the key Redis Cluster hashes (its {tag}) spreads the records, ids and buckets over the slots.
 #ifndef NEARDUP_STORE_REDIS_LAYOUT_H_
@@ -17,7 +17,7 @@
 namespace neardup::store_internal {
 
 inline constexpr std::string_view kRedisLayoutName = "neardup-redis";
-inline constexpr int kRedisLayoutVersion = 1;
+inline constexpr int kRedisLayoutVersion = 2;
 
 // The state of a record (the low 4 bits of its first byte).
 enum class RecordState : uint8_t {
@@ -33,6 +33,15 @@ inline constexpr size_t kRecordHeaderBytes = 8;
 
 // The 8-byte header of a record: state | flags, blocker (u32 LE), lease deadline (u24 LE, seconds
 // modulo 2^24).
+// One entry of a bucket: the bits of the key it holds (kAccurate: the band key's low
+// 32 - bucket_bits bits, the rest being the bucket; kSimhash: the whole fingerprint) and the
+// document number.
+struct BucketEntry {
+  uint64_t value = 0;
+  uint32_t docnum = 0;
+  bool operator==(const BucketEntry&) const = default;
+};
+
 struct RecordHeader {
   RecordState state = RecordState::kFree;
   bool empty = false;
@@ -77,18 +86,27 @@ struct RedisLayout {
   uint64_t RecordOffset(uint64_t docnum) const;
   std::string IdsKey(uint64_t docnum) const;          // docnum -> id
   std::string AttachmentsKey(uint64_t docnum) const;  // docnum -> attachment
-  std::string NamesKey(std::string_view id) const;    // id -> docnum
+  // The field of a document in its ids and attachments hashes: docnum modulo the documents a
+  // hash holds (a small number, which a listpack keeps in one byte).
+  static std::string IdField(uint64_t docnum);
+  std::string NamesKey(std::string_view id) const;  // id -> docnum
   // The bucket key of table t for a band key (kAccurate) or a fingerprint (kSimhash).
   std::string BucketKey(int table, uint64_t value) const;
   // The bucket as a number (table << 32 | bucket), and its key.
   uint64_t BucketId(int table, uint64_t value) const;
   std::string BucketKeyOfId(uint64_t bucket_id) const;
+  // The packed bucket beside it (same hash tag, so the same slot): what compaction wrote.
+  std::string PackedKeyOfId(uint64_t bucket_id) const;
+  // The bucket id of a bucket or packed bucket key of this index; false for another key.
+  bool BucketIdOfKey(std::string_view key, uint64_t* bucket_id) const;
 
   // kSimhash: block t of a fingerprint (its bits, shifted down) and its width.
   uint64_t Block(int table, uint64_t fingerprint) const;
   int BlockBits(int table) const;
 
   size_t entry_bytes() const { return accurate ? 7 : 12; }
+  // The bits of a packed entry's value: kAccurate 32 - bucket_bits, kSimhash 64.
+  int value_bits() const { return accurate ? 32 - bucket_bits : 64; }
   // Appends the bucket entry of a document to `out`.
   void AppendEntry(int table, uint64_t value, uint32_t docnum, std::string* out) const;
   // Calls fn(docnum) for every entry of a bucket whose key (kAccurate: the whole band key;
@@ -96,11 +114,35 @@ struct RedisLayout {
   // passes the distance.
   template <typename Fn>
   void ForEachMatch(int table, uint64_t value, std::string_view bucket, Fn fn) const;
+  // The same for a packed bucket; Corruption if it does not decode (nothing is passed then).
+  template <typename Fn>
+  Status ForEachPackedMatch(int table, uint64_t value, std::string_view packed, Fn fn) const;
+
+  // The entries of an appended bucket (whole entries only; kAccurate values cut to value_bits()).
+  void UnpackAppended(std::string_view bucket, std::vector<BucketEntry>* out) const;
+  // A packed bucket of entries with distinct document numbers in ascending order
+  // (doc/redis_layout.md, "Packed buckets"); empty for no entries.
+  std::string Pack(std::span<const BucketEntry> entries) const;
+  // Appends the entries of a packed bucket to `out`; Corruption naming what is wrong, with `out`
+  // as it was.
+  Status Unpack(std::string_view packed, std::vector<BucketEntry>* out) const;
+  // The (docnum, distance) of ForEachPackedMatch in `out` (cleared; empty on Corruption).
+  Status PackedMatches(int table, uint64_t value, std::string_view packed,
+                       std::vector<std::pair<uint32_t, int>>* out) const;
 
   // The record of a document: header, then kAccurate: simhash (8 bytes LE) + sketch; kSimhash:
   // the fingerprint (8 bytes LE).
   std::string EncodeRecord(const RecordHeader& header, const Signature& signature) const;
 };
+
+template <typename Fn>
+Status RedisLayout::ForEachPackedMatch(int table, uint64_t value, std::string_view packed,
+                                       Fn fn) const {
+  thread_local std::vector<std::pair<uint32_t, int>> matches;
+  NEARDUP_RETURN_IF_ERROR(PackedMatches(table, value, packed, &matches));
+  for (auto [docnum, distance] : matches) fn(docnum, distance);
+  return Status::OK();
+}
 
 template <typename Fn>
 void RedisLayout::ForEachMatch(int table, uint64_t value, std::string_view bucket, Fn fn) const {

@@ -39,14 +39,14 @@ void RedisIndexStore::AppendRecords(std::span<const SignedDocument> documents,
         commands->push_back(Command(std::move(ids), true));
         ids = {"HSET", layout_.IdsKey(docnum)};
       }
-      ids.push_back(std::to_string(docnum));
+      ids.push_back(RedisLayout::IdField(docnum));
       ids.push_back(document.id);
       if (!document.attachment.empty()) {
         if (layout_.AttachmentsKey(docnum) != attachments[1]) {
           if (attachments.size() > 2) commands->push_back(Command(std::move(attachments), true));
           attachments = {"HSET", layout_.AttachmentsKey(docnum)};
         }
-        attachments.push_back(std::to_string(docnum));
+        attachments.push_back(RedisLayout::IdField(docnum));
         attachments.push_back(document.attachment);
       }
     }
@@ -220,7 +220,8 @@ Status RedisIndexStore::WriteDocuments(std::span<const SignedDocument> documents
     commands.push_back(Command({"SETRANGE", layout_.ChunkKey(docnum),
                                 std::to_string(layout_.RecordOffset(docnum)), rejected.Encode()},
                                true));
-    commands.push_back(Command({"HDEL", layout_.IdsKey(docnum), std::to_string(docnum)}, true));
+    commands.push_back(
+        Command({"HDEL", layout_.IdsKey(docnum), RedisLayout::IdField(docnum)}, true));
     (*docnums)[i] = 0;
   }
   uint64_t empty = 0;
@@ -253,10 +254,10 @@ Status RedisIndexStore::Reject(const SignedDocument& document, uint32_t docnum, 
                              true));
   commands.push_back(Script(kDeleteIfScript, layout_.NamesKey(document.id),
                             {document.id, std::to_string(docnum)}, true));
-  commands.push_back(Command({"HDEL", layout_.IdsKey(docnum), std::to_string(docnum)}, true));
+  commands.push_back(Command({"HDEL", layout_.IdsKey(docnum), RedisLayout::IdField(docnum)}, true));
   if (!document.attachment.empty()) {
     commands.push_back(
-        Command({"HDEL", layout_.AttachmentsKey(docnum), std::to_string(docnum)}, true));
+        Command({"HDEL", layout_.AttachmentsKey(docnum), RedisLayout::IdField(docnum)}, true));
   }
   auto replies = Run(commands);
   if (!replies.ok()) return replies.status();

@@ -1,10 +1,11 @@
 // Fuzz target: the readers of what the online index keeps: a settings line (store and index file
-// headers), a store's document record, and a signature index file, given bytes that may be damaged
-// anywhere. The first byte picks the reader. Each must fail cleanly (an error, nothing half-made)
-// or give a value that writes back to the same bytes: a settings line that parses prints as a line
-// that parses to the same options; a record that decodes encodes to the same bytes; a signature
-// file that loads has arrays of its own sizes. A violation aborts, which libFuzzer and the replay
-// both report.
+// headers), a store's document record, a signature index file, and a packed bucket of the Redis
+// layout, given bytes that may be damaged anywhere. The first byte picks the reader. Each must fail
+// cleanly (an error, nothing half-made) or give a value that writes back to the same bytes: a
+// settings line that parses prints as a line that parses to the same options; a record that decodes
+// encodes to the same bytes; a signature file that loads has arrays of its own sizes; a packed
+// bucket that unpacks packs to entries that unpack the same. A violation aborts, which libFuzzer
+// and the replay both report.
 #include <unistd.h>
 
 #include <cstddef>
@@ -17,6 +18,7 @@
 #include "neardup/index_file.h"
 #include "neardup/method.h"
 #include "store/record.h"
+#include "store/redis_layout.h"
 
 namespace {
 
@@ -83,20 +85,48 @@ void CheckSignatureFile(std::string_view bytes) {
   }
 }
 
+// The layout from the first byte: the method (bit 7) and bucket_bits (8..24; SimHash 12).
+void CheckPackedBucket(std::string_view bytes) {
+  if (bytes.empty()) return;
+  neardup::store_internal::RedisLayout layout;
+  const auto b = static_cast<uint8_t>(bytes[0]);
+  layout.accurate = (b & 0x80) == 0;
+  layout.bucket_bits = layout.accurate ? 8 + (b & 0x7F) % 17 : 12;
+  layout.tables = layout.accurate ? 20 : 4;
+  const std::string_view packed = bytes.substr(1);
+  std::vector<neardup::store_internal::BucketEntry> entries;
+  const neardup::Status status = layout.Unpack(packed, &entries);
+  if (!status.ok()) {
+    if (status.code() != neardup::Status::Code::kCorruption || !entries.empty()) std::abort();
+    return;
+  }
+  if (entries.empty()) std::abort();
+  const int width = layout.value_bits();
+  for (size_t i = 0; i < entries.size(); ++i) {
+    if (width < 64 && (entries[i].value >> width) != 0) std::abort();
+    if (i > 0 && entries[i].docnum <= entries[i - 1].docnum) std::abort();
+  }
+  std::vector<neardup::store_internal::BucketEntry> again;
+  if (!layout.Unpack(layout.Pack(entries), &again).ok() || again != entries) std::abort();
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0) return 0;
   const std::string_view rest(reinterpret_cast<const char*>(data) + 1, size - 1);
-  switch (data[0] % 3) {
+  switch (data[0] % 4) {
     case 0:
       CheckSettingsLine(rest);
       break;
     case 1:
       CheckRecord(rest);
       break;
-    default:
+    case 2:
       CheckSignatureFile(rest);
+      break;
+    default:
+      CheckPackedBucket(rest);
       break;
   }
   return 0;
