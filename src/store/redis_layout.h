@@ -31,8 +31,6 @@ enum class RecordState : uint8_t {
 inline constexpr uint8_t kRecordEmptyFlag = 0x80;  // a document without features: never matched
 inline constexpr size_t kRecordHeaderBytes = 8;
 
-// The 8-byte header of a record: state | flags, blocker (u32 LE), lease deadline (u24 LE, seconds
-// modulo 2^24).
 // One entry of a bucket: the bits of the key it holds (kAccurate: the band key's low
 // 32 - bucket_bits bits, the rest being the bucket; kSimhash: the whole fingerprint) and the
 // document number.
@@ -42,6 +40,8 @@ struct BucketEntry {
   bool operator==(const BucketEntry&) const = default;
 };
 
+// The 8-byte header of a record: state | flags, blocker (u32 LE), lease deadline (u24 LE, seconds
+// modulo 2^24).
 struct RecordHeader {
   RecordState state = RecordState::kFree;
   bool empty = false;
@@ -121,7 +121,7 @@ struct RedisLayout {
   // The entries of an appended bucket (whole entries only; kAccurate values cut to value_bits()).
   void UnpackAppended(std::string_view bucket, std::vector<BucketEntry>* out) const;
   // A packed bucket of entries with distinct document numbers in ascending order
-  // (doc/redis_layout.md, "Packed buckets"); empty for no entries.
+  // (doc/redis_layout.md, "Packed entries"); empty for no entries.
   std::string Pack(std::span<const BucketEntry> entries) const;
   // Appends the entries of a packed bucket to `out`; Corruption naming what is wrong, with `out`
   // as it was.
