@@ -526,11 +526,25 @@ void AddIndexCommand(CLI::App* app, int* exit_code) {
       "info", "Print an index file's method, settings, design, size and memory, or a store's");
   info->footer(
       "A store's info: its settings, documents, rows handed out, memory of its index and size on "
-      "disk.\n"
-      "Example:\n  neardup index info docs.ndx\n  neardup index info posts.store");
-  info->add_option("index", flags->index_path, "Index file, or store directory")->required();
-  info->callback([flags, exit_code] {
-    *exit_code = IsDirectory(flags->index_path) ? RunStoreInfo(flags->index_path) : RunInfo(*flags);
+      "disk. A Redis index's (redis://HOST:PORT/PREFIX, redis-cluster://HOST:PORT,.../PREFIX): "
+      "its layout, settings, documents and the servers' used_memory.\n"
+      "Example:\n  neardup index info docs.ndx\n  neardup index info posts.store\n"
+      "  neardup index info redis-cluster://127.0.0.1:7000/posts");
+  info->add_option("index", flags->index_path, "Index file, store directory or Redis index")
+      ->required();
+  auto redis = std::make_shared<RedisFlags>();
+  AddRedisFlags(info, redis.get());
+  info->callback([info, flags, redis, exit_code] {
+    const std::string& path = flags->index_path;
+    if (path.starts_with("redis://") || path.starts_with("redis-cluster://")) {
+      *exit_code = RunRedisInfo(path, *redis);
+    } else if (RedisFlagsGiven(*info)) {
+      *exit_code = ReportError(
+          "index info",
+          UsageError("the --redis-* options go with redis://... or redis-cluster://..."));
+    } else {
+      *exit_code = IsDirectory(path) ? RunStoreInfo(path) : RunInfo(*flags);
+    }
   });
 
   AddStoreCommands(index, exit_code);

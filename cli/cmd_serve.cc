@@ -357,9 +357,7 @@ void AddServeCommand(CLI::App* app, int* exit_code) {
       ->check(CLI::Range(0, 1024))
       ->capture_default_str();
   command->callback([command, flags, exit_code] {
-    flags->redis_given = command->count("--redis-user") + command->count("--redis-password-file") +
-                             command->count("--redis-wait") + command->count("--redis-timeout") >
-                         0;
+    flags->redis_given = RedisFlagsGiven(*command);
     flags->http.write_timeout_seconds = flags->http.read_timeout_seconds;
     *exit_code = RunServe(*flags);
   });

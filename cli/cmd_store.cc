@@ -344,6 +344,29 @@ int RunStoreSnapshot(const std::string& dir, const StoreFlags& flags) {
   return FinishCommand("index snapshot", &output);
 }
 
+int RunRedisInfo(const std::string& location, const RedisFlags& redis_flags) {
+  auto redis = ToRedisOptions(redis_flags);
+  if (!redis.ok()) return ReportError("index info", redis.status());
+  IndexStoreOptions options;
+  options.store.create_if_missing = false;
+  options.redis = *redis;
+  auto store = IndexStore::Open(location, options);
+  if (!store.ok()) return ReportError("index info", store.status());
+  const StoreStats stats = (*store)->Stats();
+  const uint64_t documents = stats.index.documents;
+  Output output;
+  output.buffer() += Format(
+      "store: %s\nbackend: %s\nlayout: %u\nsettings: %s\ndocuments: %llu (%llu without "
+      "features)\nrows: %llu\nused_memory: %llu bytes (the servers' data: this index's and any "
+      "other)\n",
+      location.c_str(), stats.backend.c_str(), stats.format_version, stats.index.settings.c_str(),
+      static_cast<unsigned long long>(documents),
+      static_cast<unsigned long long>(stats.index.empty_documents),
+      static_cast<unsigned long long>(stats.next_row),
+      static_cast<unsigned long long>(stats.remote_memory_bytes));
+  return FinishCommand("index info", &output);
+}
+
 int RunStoreCompact(const std::string& location, const RedisFlags& redis_flags) {
   auto parsed = ParseStoreLocation(location);
   if (!parsed.ok()) return ReportError("index compact", parsed.status());

@@ -23,6 +23,12 @@ void AddRedisFlags(CLI::App* command, RedisFlags* flags) {
       ->check(CLI::Range(0.05, 3600.0));
 }
 
+bool RedisFlagsGiven(const CLI::App& command) {
+  return command.count("--redis-user") + command.count("--redis-password-file") +
+             command.count("--redis-wait") + command.count("--redis-timeout") >
+         0;
+}
+
 Result<RedisStoreOptions> ToRedisOptions(const RedisFlags& flags) {
   RedisStoreOptions options;
   options.user = flags.user;

@@ -21,6 +21,9 @@ struct RedisFlags {
 // Registers --redis-user, --redis-password-file, --redis-wait and --redis-timeout.
 void AddRedisFlags(CLI::App* command, RedisFlags* flags);
 
+// Whether any of the flags is on `command`'s command line.
+bool RedisFlagsGiven(const CLI::App& command);
+
 // The options the flags ask for: retries last three --redis-timeout; the password is the file's
 // first line (without its line end).
 // IOError naming the file when it cannot be read; a usage error when its first line is empty.

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "cli/common.h"
+#include "cli/redis_flags.h"
 #include "neardup/store.h"
 
 namespace neardup::cli {
@@ -55,6 +56,9 @@ Result<std::unique_ptr<Store>> OpenStore(const std::string& dir, const StoreFlag
 // `index query DIR [FILES]` (documents from flags.input) and `index info DIR`.
 int RunStoreQuery(const std::string& dir, const StoreFlags& flags);
 int RunStoreInfo(const std::string& dir);
+// `index info redis://...` and `redis-cluster://...`: a Redis index's layout, settings, documents
+// and the servers' used_memory.
+int RunRedisInfo(const std::string& location, const RedisFlags& redis_flags);
 
 }  // namespace neardup::cli
 

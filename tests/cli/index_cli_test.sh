@@ -136,7 +136,8 @@ printf 'Example:\n  neardup index build docs.tsv -o docs.ndx -k 3 --memory 8G\n'
 printf 'Example:\n  neardup index query docs.ndx queries.tsv -k 3\n  neardup index query posts.store new.jsonl --jsonl\n' \
   >"$WORK/want_help_index_query"
 printf 'Example:\n  neardup index pairs docs.tsv -k 3\n' >"$WORK/want_help_index_pairs"
-printf 'Example:\n  neardup index info docs.ndx\n  neardup index info posts.store\n' >"$WORK/want_help_index_info"
+printf 'Example:\n  neardup index info docs.ndx\n  neardup index info posts.store\n  neardup index info redis-cluster://127.0.0.1:7000/posts\n' \
+  >"$WORK/want_help_index_info"
 printf 'Example:\n  neardup plan --n 1e9 --k 3 --memory 64G\n' >"$WORK/want_help_plan"
 for command in "index build" "index query" "index pairs" "index info" "plan"; do
   expect "$command --help example" 0 "$WORK/want_help_${command// /_}" "" -- \

@@ -114,6 +114,17 @@ expect merge-not-a-part 1 "not a neardup shard part" "$ND" dedup "$T/a.txt" "$T/
 if [[ $? -eq 0 ]] && grep -q '^compacted [1-9][0-9]* buckets' "$T/out"; then ok; else fail compact "no summary line"; fi
 expect compact-missing 1 "no index under the prefix 'nothing-here'" "$ND" index compact "$STORE/nothing-here"
 expect compact-dir 2 "the embedded store compacts itself" "$ND" index compact "$T/some-dir"
+# A Redis index's info: its layout, backend, documents (every line of the job's inputs) and the
+# servers' memory.
+if "$ND" index info "$STORE/job1" >"$T/out" 2>"$T/err" && grep -q '^layout: 2$' "$T/out" &&
+  grep -q '^backend: redis-cluster$' "$T/out" && grep -q '^used_memory: [1-9]' "$T/out" &&
+  [[ $(grep '^documents: ' "$T/out" | awk '{ print $2 }') -gt 1000 ]]; then
+  ok
+else
+  fail info "not the index's info: $(cat "$T/out" "$T/err")"
+fi
+expect info-missing 1 "no index under the prefix 'nothing-here'" "$ND" index info "$STORE/nothing-here"
+expect info-redis-flags 2 "go with redis://" "$ND" index info "$T/some-dir" --redis-timeout 1
 
 echo "shard_test: $passed passed, $failed failed"
 [[ $failed -eq 0 ]]
