@@ -344,13 +344,23 @@ int RunStoreSnapshot(const std::string& dir, const StoreFlags& flags) {
   return FinishCommand("index snapshot", &output);
 }
 
-int RunRedisInfo(const std::string& location, const RedisFlags& redis_flags) {
+namespace {
+
+// An existing Redis index at `location`, with the flags' connection options.
+Result<std::unique_ptr<IndexStore>> OpenRedisIndex(const std::string& location,
+                                                   const RedisFlags& redis_flags) {
   auto redis = ToRedisOptions(redis_flags);
-  if (!redis.ok()) return ReportError("index info", redis.status());
+  if (!redis.ok()) return redis.status();
   IndexStoreOptions options;
   options.store.create_if_missing = false;
   options.redis = *redis;
-  auto store = IndexStore::Open(location, options);
+  return IndexStore::Open(location, options);
+}
+
+}  // namespace
+
+int RunRedisInfo(const std::string& location, const RedisFlags& redis_flags) {
+  auto store = OpenRedisIndex(location, redis_flags);
   if (!store.ok()) return ReportError("index info", store.status());
   const StoreStats stats = (*store)->Stats();
   const uint64_t documents = stats.index.documents;
@@ -375,12 +385,7 @@ int RunStoreCompact(const std::string& location, const RedisFlags& redis_flags) 
                        UsageError("the embedded store compacts itself; `neardup index compact` "
                                   "takes redis://... or redis-cluster://..."));
   }
-  auto redis = ToRedisOptions(redis_flags);
-  if (!redis.ok()) return ReportError("index compact", redis.status());
-  IndexStoreOptions options;
-  options.store.create_if_missing = false;
-  options.redis = *redis;
-  auto store = IndexStore::Open(location, options);
+  auto store = OpenRedisIndex(location, redis_flags);
   if (!store.ok()) return ReportError("index compact", store.status());
   auto stats = (*store)->Compact();
   if (!stats.ok()) return ReportError("index compact", stats.status());
