@@ -5,7 +5,9 @@
 
 #include <algorithm>
 #include <atomic>
+#include <bit>
 #include <cmath>
+#include <cstdint>
 #include <limits>
 #include <memory>
 #include <string>
@@ -13,6 +15,7 @@
 
 #include "dedup/document_lines.h"
 #include "neardup/input.h"
+#include "util/parallel.h"
 
 namespace neardup::dedup_internal {
 namespace {
@@ -22,20 +25,17 @@ constexpr uint64_t kNoBudget = std::numeric_limits<uint64_t>::max();
 constexpr size_t kBatchTextBytes = size_t{1} << 20;
 constexpr size_t kBatchDocuments = 1024;
 
-// Jaccard similarity of two sorted sets of distinct hashes (1 for two empty sets).
+// Jaccard similarity of two sorted sets of distinct hashes (1 for two empty sets). Which side of
+// the merge moves is arithmetic, not a branch on the data (which would be mispredicted about every
+// other step).
 double JaccardOfSorted(std::span<const uint64_t> a, std::span<const uint64_t> b) {
   if (a.empty() && b.empty()) return 1.0;
   size_t i = 0, j = 0, common = 0;
   while (i < a.size() && j < b.size()) {
-    if (a[i] < b[j]) {
-      ++i;
-    } else if (b[j] < a[i]) {
-      ++j;
-    } else {
-      ++common;
-      ++i;
-      ++j;
-    }
+    const uint64_t x = a[i], y = b[j];
+    common += x == y;
+    i += x <= y;
+    j += y <= x;
   }
   return static_cast<double>(common) / static_cast<double>(a.size() + b.size() - common);
 }
@@ -139,6 +139,8 @@ class FeatureSets {
 
   // The sorted distinct feature hashes of d's text.
   static void Hash(FingerprintBuilder* builder, BatchDocument* d) {
+    thread_local std::vector<uint64_t> scratch;
+    thread_local std::vector<uint32_t> starts;
     builder->Reset();
     d->status = builder->Update(d->text);
     if (!d->status.ok()) return;
@@ -150,7 +152,7 @@ class FeatureSets {
     if (!result->empty) {
       const std::span<const uint64_t> hashes = builder->DistinctFeatureHashes();
       d->features.assign(hashes.begin(), hashes.end());
-      std::sort(d->features.begin(), d->features.end());
+      SortHashes(&d->features, &scratch, &starts);
     }
   }
 
@@ -223,6 +225,42 @@ std::vector<size_t> PlanPass(const std::vector<std::pair<size_t, size_t>>& posit
 
 }  // namespace
 
+// A counting pass on the top bits puts each hash in a bucket of its own or of a few, and an
+// insertion sort then moves each past the few others of its bucket.
+void SortHashes(std::vector<uint64_t>* hashes, std::vector<uint64_t>* scratch,
+                std::vector<uint32_t>* starts) {
+  constexpr size_t kSmall = 32;
+  constexpr uint32_t kMostInBucket = 16;
+  std::vector<uint64_t>& h = *hashes;
+  const size_t n = h.size();
+  if (n < kSmall) {
+    std::sort(h.begin(), h.end());
+    return;
+  }
+  const int bits = std::bit_width(n - 1);  // 2^bits >= n buckets
+  const int shift = 64 - bits;
+  std::vector<uint32_t>& start = *starts;
+  start.assign((size_t{1} << bits) + 1, 0);
+  for (const uint64_t x : h) ++start[(x >> shift) + 1];
+  for (size_t b = 1; b < start.size(); ++b) {
+    if (start[b] > kMostInBucket) {
+      std::sort(h.begin(), h.end());
+      return;
+    }
+    start[b] += start[b - 1];
+  }
+  scratch->resize(n);
+  for (const uint64_t x : h) (*scratch)[start[x >> shift]++] = x;
+  // Copied back rather than swapped: the caller's vector keeps its own (exact) capacity.
+  std::copy(scratch->begin(), scratch->begin() + static_cast<std::ptrdiff_t>(n), h.begin());
+  for (size_t i = 1; i < n; ++i) {
+    const uint64_t x = h[i];
+    size_t j = i;
+    for (; j > 0 && h[j - 1] > x; --j) h[j] = h[j - 1];
+    h[j] = x;
+  }
+}
+
 double BoundaryMargin(const SketchOptions& sketch, double threshold, double z) {
   // Sets whose union fills every bin.
   const uint64_t large = 2 * static_cast<uint64_t>(sketch.bins);
@@ -274,14 +312,22 @@ Result<std::vector<double>> ExactJaccards(const std::vector<InputFile>& files,
   while (!pending.empty()) {
     NEARDUP_RETURN_IF_ERROR(settings.Cancelled());
     NEARDUP_RETURN_IF_ERROR(sets.ReadPass(wanted, pass_budget));
+    // The pairs whose two sets are held, merged on every thread, a block of pairs at a time.
+    constexpr size_t kBlock = 4096;
+    std::vector<uint8_t> merged(pending.size(), 0);
+    util_internal::ParallelFor((pending.size() + kBlock - 1) / kBlock, settings.threads,
+                               [&](size_t block) {
+                                 const size_t end = std::min(pending.size(), (block + 1) * kBlock);
+                                 for (size_t i = block * kBlock; i < end; ++i) {
+                                   const auto [a, b] = positions[pending[i]];
+                                   if (!sets.held(a) || !sets.held(b)) continue;
+                                   jaccards[pending[i]] = JaccardOfSorted(sets.set(a), sets.set(b));
+                                   merged[i] = 1;
+                                 }
+                               });
     std::vector<size_t> left;
-    for (size_t p : pending) {
-      const auto [a, b] = positions[p];
-      if (sets.held(a) && sets.held(b)) {
-        jaccards[p] = JaccardOfSorted(sets.set(a), sets.set(b));
-      } else {
-        left.push_back(p);
-      }
+    for (size_t i = 0; i < pending.size(); ++i) {
+      if (!merged[i]) left.push_back(pending[i]);
     }
     if (left.size() == pending.size() && pass_budget == kNoBudget) {
       return Status::Internal("exact Jaccard: a planned pass held none of its pairs");

@@ -33,6 +33,12 @@ double BoundaryMargin(const SketchOptions& sketch, double threshold, double z = 
 double PairBoundaryMargin(const SketchOptions& sketch, double threshold, uint64_t features_a,
                           uint64_t features_b, double z = 3.0);
 
+// Sorts distinct 64-bit hashes (a document's feature hashes), using `scratch` and `starts` as
+// room. Linear for hashes about uniform, such as feature hashes: about 5 times faster than
+// std::sort at 250 of them. Sets whose top bits crowd (a crafted set could) are left to std::sort.
+void SortHashes(std::vector<uint64_t>* hashes, std::vector<uint64_t>* scratch,
+                std::vector<uint32_t>* starts);
+
 // Two documents, by their numbers in the job's document order (the DocumentTable's).
 struct DocumentPair {
   uint32_t first = 0;

@@ -14,6 +14,7 @@
 #include <optional>
 #include <random>
 #include <set>
+#include <string>
 #include <unordered_set>
 
 #include "dedup/document_lines.h"
@@ -360,6 +361,38 @@ std::vector<DocumentPair> AllPairs(size_t documents) {
   }
   std::shuffle(pairs.begin(), pairs.end(), std::mt19937_64(3));
   return pairs;
+}
+
+// SortHashes against std::sort: uniform hashes of every size around its cut-offs, and sets that
+// crowd its buckets (one top-bits value, small values, runs) or arrive sorted or reversed.
+TEST(SortHashesTest, SortsAsStdSort) {
+  std::mt19937_64 rng(11);
+  std::vector<uint64_t> scratch;
+  std::vector<uint32_t> starts;
+  auto check = [&](std::vector<uint64_t> hashes, const std::string& what) {
+    std::vector<uint64_t> want = hashes;
+    std::sort(want.begin(), want.end());
+    SortHashes(&hashes, &scratch, &starts);
+    ASSERT_EQ(hashes, want) << what << ", " << want.size() << " hashes";
+  };
+  for (size_t n : {0, 1, 2, 31, 32, 33, 63, 64, 65, 250, 1000, 4097, 20000}) {
+    std::set<uint64_t> distinct;
+    while (distinct.size() < n) distinct.insert(rng());
+    std::vector<uint64_t> uniform(distinct.begin(), distinct.end());
+    check(uniform, "sorted");
+    check(std::vector<uint64_t>(uniform.rbegin(), uniform.rend()), "reversed");
+    std::shuffle(uniform.begin(), uniform.end(), rng);
+    check(uniform, "uniform");
+    std::vector<uint64_t> crowded, small, runs;
+    for (size_t i = 0; i < n; ++i) {
+      crowded.push_back((uint64_t{0xABCDE} << 44) | (rng() >> 20));
+      small.push_back(i * 977 % 100003);
+      runs.push_back((rng() & ~uint64_t{0xFFFF}) | (i % 40));
+    }
+    check(crowded, "one top-bits value");
+    check(small, "small values");
+    check(runs, "runs of 40");
+  }
 }
 
 TEST(DocumentLinesTest, EveryDocumentAtItsLine) {

@@ -176,16 +176,33 @@ Status DecideBoundary(const JobSettings& settings, const ExactJaccardFunction& e
   std::stable_sort(todo.begin(), todo.end(), [t](const SimilarPair& x, const SimilarPair& y) {
     return std::abs(x.jaccard - t) < std::abs(y.jaccard - t);
   });
+  // The feature count of every group of the pairs, read once a group in ascending order (from the
+  // spilled sketches, a read each).
+  std::vector<uint32_t> groups;
+  groups.reserve(2 * todo.size());
+  for (const SimilarPair& p : todo) {
+    groups.push_back(p.first);
+    groups.push_back(p.second);
+  }
+  std::sort(groups.begin(), groups.end());
+  groups.erase(std::unique(groups.begin(), groups.end()), groups.end());
+  std::vector<uint32_t> counts(groups.size());
   const size_t bytes = settings.signer.sketch_bytes();
+  std::vector<uint8_t> buffer;
+  for (size_t i = 0; i < groups.size(); ++i) {
+    counts[i] = SketchFeatureCount(grouping.SketchOf(groups[i], bytes, &buffer));
+  }
+  auto features_of = [&](uint32_t g) {
+    return counts[static_cast<size_t>(std::lower_bound(groups.begin(), groups.end(), g) -
+                                      groups.begin())];
+  };
   std::vector<bool> chosen(grouping.size(), false);
   uint64_t used = 0;
   size_t exact_count = 0;
-  std::vector<uint8_t> buffer;
   for (; exact_count < todo.size(); ++exact_count) {
     uint64_t more = 0;
     for (const uint32_t g : {todo[exact_count].first, todo[exact_count].second}) {
-      const uint32_t features = SketchFeatureCount(grouping.SketchOf(g, bytes, &buffer));
-      if (!chosen[g]) more += uint64_t{features} * sizeof(uint64_t);
+      if (!chosen[g]) more += uint64_t{features_of(g)} * sizeof(uint64_t);
     }
     if (used + more > BoundaryBytes(settings)) break;
     used += more;
