@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <bit>
 #include <cstdio>
+#include <cstring>
 #include <memory>
 #include <numeric>
 #include <span>
@@ -125,6 +126,36 @@ class ForwardSketches {
   uint64_t begin_ = 0, end_ = 0;
 };
 
+// The sketches of the kept documents, read at random (one read each) through a direct-mapped cache
+// of the last ones read: a cluster's duplicates share its kept document.
+class KeptSketches {
+ public:
+  KeptSketches(const Grouping& grouping, size_t sketch_bytes)
+      : grouping_(grouping),
+        bytes_(sketch_bytes),
+        groups_(kSlots, kNoGroup),
+        sketches_(kSlots * sketch_bytes) {}
+
+  const uint8_t* Of(uint32_t group) {
+    const size_t slot = group % kSlots;
+    uint8_t* sketch = sketches_.data() + slot * bytes_;
+    if (groups_[slot] != group) {
+      std::memcpy(sketch, grouping_.SketchOf(group, bytes_, &buffer_), bytes_);
+      groups_[slot] = group;
+    }
+    return sketch;
+  }
+
+ private:
+  static constexpr size_t kSlots = 8192;  // about 1 MB of sketches
+
+  const Grouping& grouping_;
+  const size_t bytes_;
+  std::vector<uint32_t> groups_;
+  std::vector<uint8_t> sketches_;
+  std::vector<uint8_t> buffer_;
+};
+
 }  // namespace
 
 Status WriteDuplicates(const DocumentTable& table, const IndexMatches& index_matches,
@@ -135,10 +166,11 @@ Status WriteDuplicates(const DocumentTable& table, const IndexMatches& index_mat
   size_t next_match = 0;
   // A duplicate's own sketch is its group's (the group's members have identical signatures).
   std::unique_ptr<ForwardSketches> own;
-  std::vector<uint8_t> kept_sketch;
+  std::unique_ptr<KeptSketches> kept_sketches;
   if (out != nullptr && settings.accurate() && grouping.sketch_file != nullptr) {
-    own = std::make_unique<ForwardSketches>(*grouping.sketch_file,
-                                            settings.signer.sketcher()->sketch_bytes(), n);
+    const size_t bytes = settings.signer.sketcher()->sketch_bytes();
+    own = std::make_unique<ForwardSketches>(*grouping.sketch_file, bytes, n);
+    kept_sketches = std::make_unique<KeptSketches>(grouping, bytes);
   }
   for (uint32_t d = 0; d < n; ++d) {
     if (selection.kept[d]) {
@@ -158,10 +190,8 @@ Status WriteDuplicates(const DocumentTable& table, const IndexMatches& index_mat
       const uint32_t kept = selection.kept_of[clusters.component[group]];
       AppendTsvField(table.id(kept), &line);
       if (own != nullptr) {
-        const Sketcher& sketcher = *settings.signer.sketcher();
-        const uint8_t* other =
-            grouping.SketchOf(grouping.group_of[kept], sketcher.sketch_bytes(), &kept_sketch);
-        AppendJaccard(sketcher.Estimate(own->Of(d), other), &line);
+        const uint8_t* other = kept_sketches->Of(grouping.group_of[kept]);
+        AppendJaccard(settings.signer.sketcher()->Estimate(own->Of(d), other), &line);
       } else if (settings.accurate()) {
         AppendJaccard(grouping.Jaccard(*settings.signer.sketcher(), group, grouping.group_of[kept]),
                       &line);
