@@ -56,6 +56,11 @@ struct DedupFlags {
   RedisFlags redis;
 };
 
+// "1 pair", "2 pairs": n and the noun, plural unless n is 1.
+std::string Counted(uint64_t n, const std::string& noun) {
+  return std::to_string(n) + " " + noun + (n == 1 ? "" : "s");
+}
+
 std::string HumanBytes(double bytes) {
   const char* units[] = {"B", "KB", "MB", "GB", "TB"};
   int u = 0;
@@ -140,23 +145,20 @@ void PrintSummary(const DedupReport& r, const DedupFlags& flags) {
   used.threshold = flags.threshold;
   used.k = flags.k;
   if (auto parsed = ParseSettingsLine(r.settings); parsed.ok()) used = *parsed;
+  const std::string clusters =
+      "clusters    " + std::to_string(r.clusters) + " of 2 or more documents";
   if (used.method == DedupMethod::kAccurate) {
     // Candidates already in one cluster may not have been verified: then the pairs found are not
     // all the pairs.
-    std::snprintf(
-        buffer, sizeof(buffer),
-        r.pairs_complete ? "clusters    %llu of 2 or more documents; %llu pairs with estimated "
-                           "Jaccard >= %g (%llu candidates verified)"
-                         : "clusters    %llu of 2 or more documents, joined by %llu pairs with "
-                           "estimated Jaccard >= %g (%llu candidates verified; --pairs finds every "
-                           "pair)",
-        static_cast<unsigned long long>(r.clusters), static_cast<unsigned long long>(r.pairs),
-        used.threshold, static_cast<unsigned long long>(r.candidates));
-  } else {
     std::snprintf(buffer, sizeof(buffer),
-                  "clusters    %llu of 2 or more documents; %llu pairs within k=%d",
-                  static_cast<unsigned long long>(r.clusters),
-                  static_cast<unsigned long long>(r.pairs), used.k);
+                  r.pairs_complete ? "%s; %s with estimated Jaccard >= %g (%s verified)"
+                                   : "%s, joined by %s with estimated Jaccard >= %g (%s verified; "
+                                     "--pairs finds every pair)",
+                  clusters.c_str(), Counted(r.pairs, "pair").c_str(), used.threshold,
+                  Counted(r.candidates, "candidate").c_str());
+  } else {
+    std::snprintf(buffer, sizeof(buffer), "%s; %s within k=%d", clusters.c_str(),
+                  Counted(r.pairs, "pair").c_str(), used.k);
   }
   line(buffer);
   if (r.empty_documents) {

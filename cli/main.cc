@@ -59,7 +59,8 @@ int main(int argc, char** argv) {
 
 int Run(int argc, char** argv) {
   CLI::App app{
-      "neardup: find near-duplicate texts with 64-bit SimHash fingerprints.\n"
+      "neardup: find near-duplicate texts, by Jaccard sketches (the default) or 64-bit SimHash\n"
+      "fingerprints.\n"
       "Run 'neardup COMMAND --help' for the options and an example of each command."};
   app.name("neardup");
   app.require_subcommand(1);
