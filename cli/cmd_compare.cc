@@ -1,4 +1,5 @@
 // neardup compare: the distance between two texts and why.
+#include <filesystem>
 #include <fstream>
 #include <memory>
 #include <sstream>
@@ -75,8 +76,20 @@ int RunCompare(const CompareFlags& flags) {
     text_b = flags.texts[1];
   } else if (flags.files.size() == 2 && flags.texts.empty()) {
     for (int side = 0; side < 2; ++side) {
-      auto text = ReadWholeFile(flags.files[side], flags.fingerprint.max_document_bytes);
-      if (!text.ok()) return ReportError("compare", text.status());
+      const std::string& path = flags.files[side];
+      auto text = ReadWholeFile(path, flags.fingerprint.max_document_bytes);
+      if (!text.ok()) {
+        // `neardup compare "a text" "another"` is a likely first try: say how texts are given.
+        std::error_code error;
+        if (path.find_first_of(" \t\n") != std::string::npos &&
+            !std::filesystem::exists(path, error)) {
+          std::fprintf(stderr,
+                       "neardup compare: %s (a text on the command line goes after --text)\n",
+                       text.status().message().c_str());
+          return kExitBadInput;
+        }
+        return ReportError("compare", text.status());
+      }
       (side == 0 ? text_a : text_b) = std::move(*text);
     }
   } else {

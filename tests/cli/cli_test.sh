@@ -214,6 +214,10 @@ top features only in A:
 top features only in B:
     1  delta" ""
 fi
+# Texts given as files: the error says where texts go.
+if run compare-texts-as-files 1 "$T/empty" -- "$ND" compare 'the quick brown fox' 'the lazy dog'; then
+  expect_output compare-texts-as-files "" "neardup compare: the quick brown fox: cannot open: No such file or directory (a text on the command line goes after --text)"
+fi
 if run compare-usage 2 "$T/empty" -- "$ND" compare "$T/a.txt"; then
   expect_output compare-usage "" "neardup compare: give two files, or --text twice (see --help)"
 fi
