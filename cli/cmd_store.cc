@@ -30,8 +30,10 @@ void AppendMatches(const std::vector<OnlineMatch>& matches, std::string* out) {
 }
 
 // Files named *.jsonl or *.ndjson (before any .gz or .zst) are JSON Lines without --jsonl, as for
-// dedup; a mix of such names and others needs --jsonl or separate runs.
-Result<StoreFlags> WithInputFormat(StoreFlags flags) {
+// dedup; a mix of such names and others needs --jsonl or separate runs. `command` names the command
+// in warnings about the input.
+Result<StoreFlags> WithInputFormat(StoreFlags flags, const char* command) {
+  flags.input.command = command;
   if (flags.input.jsonl || flags.input.files.empty()) return flags;
   auto looks_like_jsonl = [](std::string name) {
     std::transform(name.begin(), name.end(), name.begin(),
@@ -129,7 +131,10 @@ Status ForEachId(const InputFlags& flags, const std::function<Status(std::string
       if (!more.ok()) return more.status();
       if (!*more) break;
       std::string_view text = line;
-      if ((*reader)->line_number() == 1) text = StripByteOrderMark(text);
+      if ((*reader)->line_number() == 1) {
+        text = StripByteOrderMark(text);
+        WarnIfJsonLines(flags, path, text);
+      }
       if (text.empty()) continue;
       Status status;
       if (flags.jsonl) {
@@ -275,7 +280,7 @@ void AddStoreQueryFlags(CLI::App* query, StoreFlags* flags) {
 }
 
 int RunStoreQuery(const std::string& dir, const StoreFlags& given) {
-  auto resolved = WithInputFormat(given);
+  auto resolved = WithInputFormat(given, "index query");
   if (!resolved.ok()) return ReportError("index query", resolved.status());
   const StoreFlags& flags = *resolved;
   auto store = OpenStore(dir, flags, /*create=*/false);
@@ -455,7 +460,7 @@ void AddStoreCommands(CLI::App* index, int* exit_code) {
                 "(simhash; queries read the disk)");
   AddMemoryFlags(add, flags.get());
   add->callback([flags, dir, exit_code] {
-    auto resolved = WithInputFormat(*flags);
+    auto resolved = WithInputFormat(*flags, "index add");
     *exit_code =
         resolved.ok() ? RunAdd(*dir, *resolved) : ReportError("index add", resolved.status());
   });
@@ -476,7 +481,7 @@ void AddStoreCommands(CLI::App* index, int* exit_code) {
       ->capture_default_str();
   AddMemoryFlags(remove, flags.get());
   remove->callback([flags, dir, exit_code] {
-    auto resolved = WithInputFormat(*flags);
+    auto resolved = WithInputFormat(*flags, "index remove");
     *exit_code =
         resolved.ok() ? RunRemove(*dir, *resolved) : ReportError("index remove", resolved.status());
   });

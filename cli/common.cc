@@ -12,7 +12,17 @@
 
 namespace neardup::cli {
 
+std::string CommandName(const CLI::App* command) {
+  std::string name = command->get_name();
+  for (const CLI::App* parent = command->get_parent();
+       parent != nullptr && parent->get_parent() != nullptr; parent = parent->get_parent()) {
+    name = parent->get_name() + " " + name;
+  }
+  return name;
+}
+
 void AddInputFlags(CLI::App* command, InputFlags* flags) {
+  flags->command = CommandName(command);
   command->add_option("files", flags->files,
                       "Input files, one document per line ('-' or none: stdin)");
   command->add_flag("--jsonl", flags->jsonl, "Input is JSON Lines (one object per line)");
@@ -178,6 +188,16 @@ Result<FingerprintOptions> ToOptions(const FingerprintFlags& flags) {
   return options;
 }
 
+void WarnIfJsonLines(const InputFlags& flags, const std::string& path,
+                     std::string_view first_line) {
+  if (flags.jsonl || !LooksLikeJsonObject(first_line)) return;
+  std::fprintf(stderr,
+               "neardup%s%s: warning: %s: its first line looks like a JSON object, but lines are "
+               "read as plain text (--jsonl reads JSON Lines)\n",
+               flags.command.empty() ? "" : " ", flags.command.c_str(),
+               path == "-" ? "standard input" : path.c_str());
+}
+
 namespace {
 
 // Documents without an id are named by their line: "12", or "path:12" when there are several inputs
@@ -210,6 +230,9 @@ Status ReadFile(const std::string& path, const InputFlags& flags, DocumentSink* 
     }
     return Status::OK();
   }
+  // The first line's start and end, for WarnIfJsonLines.
+  constexpr size_t kEdge = 64;
+  std::string first_start, first_end;
   while (true) {
     bool begun = false;
     auto more = reader.ReadLinePieces([&](std::string_view piece) {
@@ -218,8 +241,16 @@ Status ReadFile(const std::string& path, const InputFlags& flags, DocumentSink* 
         NEARDUP_RETURN_IF_ERROR(sink->Begin(line_id()));
         if (reader.line_number() == 1) piece = StripByteOrderMark(piece);
       }
+      if (reader.line_number() == 1) {
+        if (first_start.size() < kEdge) first_start.append(piece.substr(0, kEdge));
+        first_end.append(piece.substr(piece.size() - std::min(piece.size(), kEdge)));
+        if (first_end.size() > kEdge) first_end.erase(0, first_end.size() - kEdge);
+      }
       return sink->Piece(piece);
     });
+    if (more.ok() && *more && reader.line_number() == 1) {
+      WarnIfJsonLines(flags, path, first_start + first_end);
+    }
     if (!more.ok()) return InputError(more.status(), path, reader.line_number());
     if (!*more) break;
     Status status;

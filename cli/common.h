@@ -30,9 +30,17 @@ struct InputFlags {
   std::string text_field = "text";
   uint64_t max_line_bytes = uint64_t{64} << 20;  // JSONL lines are parsed whole
   bool replace_invalid_utf8 = true;  // JSONL lines with invalid UTF-8 (set from --invalid-utf8)
+  std::string command;               // "hash", "index add": names the command in warnings
 };
 
+// Plain text (no --jsonl) whose first line looks like a JSON object: a warning on standard error,
+// once a file, naming the command and the file. Its lines are still read as plain text.
+void WarnIfJsonLines(const InputFlags& flags, const std::string& path, std::string_view first_line);
+
 void AddInputFlags(CLI::App* command, InputFlags* flags);
+
+// The command's name as typed, subcommands included ("index add").
+std::string CommandName(const CLI::App* command);
 
 // jieba's dictionary files: --dict, --hmm-dir, --user-dict (repeatable). Without any, jieba's own
 // files are found automatically.

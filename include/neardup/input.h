@@ -71,6 +71,17 @@ inline std::string_view StripByteOrderMark(std::string_view line) {
   return line;
 }
 
+// Whether a line, read as plain text, looks like a JSON object: its first and last characters
+// other than ASCII white space are '{' and '}'. Readers of plain text warn on such a first line
+// (JSON Lines read without --jsonl: every line's whole JSON would be its text).
+inline bool LooksLikeJsonObject(std::string_view line) {
+  constexpr std::string_view kSpace = " \t\r\n\f\v";
+  const size_t first = line.find_first_not_of(kSpace);
+  if (first == std::string_view::npos) return false;
+  const size_t last = line.find_last_not_of(kSpace);
+  return line[first] == '{' && line[last] == '}' && last > first;
+}
+
 // "path:line: message", the form of every input error.
 Status InputError(const Status& status, std::string_view path, uint64_t line);
 

@@ -975,6 +975,26 @@ TEST_F(DedupTest, InputNamesFoldersAndByteOrderMarks) {
   report = RunDedup(o);
   ASSERT_TRUE(report.ok()) << report.status().ToString();
   EXPECT_TRUE(report->warnings.empty());
+  // JSON Lines under another name: read as plain text, with a warning naming the file (after a
+  // byte order mark and around white space too); with --format plain, or a first line that only
+  // starts with '{', none.
+  const std::string txt = dir_.File("c.txt", "\xEF\xBB\xBF " + line + line);
+  o.inputs = {txt};
+  report = RunDedup(o);
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  EXPECT_EQ(ReadFile(o.dups_path), "2\t1\t1.0000\n");
+  ASSERT_EQ(report->warnings.size(), 1u);
+  EXPECT_EQ(report->warnings[0].rfind(txt + ": its first line looks like a JSON object", 0), 0u)
+      << report->warnings[0];
+  o.format = InputFormat::kPlain;
+  report = RunDedup(o);
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  EXPECT_TRUE(report->warnings.empty());
+  o.format = InputFormat::kAuto;
+  o.inputs = {dir_.File("d.txt", "{braces} open a line of plain text\n" + line)};
+  report = RunDedup(o);
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  EXPECT_TRUE(report->warnings.empty());
   // A byte order mark is in no text or id, and the kept copy keeps it.
   std::string bom = dir_.File(
       "bom.jsonl", "\xEF\xBB\xBF" + line + "{\"id\":\"y\",\"text\":\"one two three four five\"}\n");

@@ -8,6 +8,7 @@
 #include <system_error>
 
 #include "dedup/documents.h"
+#include "neardup/input.h"
 
 namespace neardup::dedup_internal {
 namespace {
@@ -138,6 +139,27 @@ std::vector<std::string> InputWarnings(const std::vector<InputFile>& files,
     warnings.push_back(names +
                        ": read as plain text, one document per line (only .jsonl and .ndjson names "
                        "are taken for JSON Lines; --format jsonl reads them as JSON Lines)");
+  }
+  // Other plain inputs whose first line looks like a JSON object (JSON Lines on standard input, or
+  // under another name): the first few files are looked at, a line of at most 1 MB each.
+  constexpr size_t kFilesLookedAt = 16;
+  constexpr uint64_t kLineBytes = uint64_t{1} << 20;
+  size_t looked = 0;
+  for (const auto& file : files) {
+    if (file.jsonl || Extension(file.name) == "json") continue;
+    if (looked++ == kFilesLookedAt) break;
+    auto reader = LineReader::Open(file.read_path);
+    if (!reader.ok()) continue;  // pass 1 reports it
+    std::string_view line;
+    std::string scratch;
+    auto more = (*reader)->ReadRawLine(&line, &scratch, kLineBytes);
+    if (!more.ok() || !*more || !LooksLikeJsonObject(StripByteOrderMark(StripLineEnd(line)))) {
+      continue;
+    }
+    warnings.push_back((file.name == "-" ? std::string("standard input") : file.name) +
+                       ": its first line looks like a JSON object, but it is read as plain text, "
+                       "one document per line (--format jsonl reads JSON Lines; .jsonl and "
+                       ".ndjson names are taken for them)");
   }
   return warnings;
 }

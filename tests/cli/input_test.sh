@@ -93,6 +93,21 @@ check json-name-is-text 0 "$T/empty" "$(cat "$T/ab.jsonl")" \
 check json-name-as-jsonl 0 "$T/empty" '{"id":"a","text":"one two three four five six"}' "" \
   -- "$ND" dedup -q "$T/ab.json" --jsonl -o -
 
+# --- JSON Lines read as plain text (standard input, another name): a warning names the input
+check jsonl-stdin-as-text 0 "$T/ab.jsonl" "$("$ND" hash "$T/ab.jsonl" 2>/dev/null)" \
+  "neardup hash: warning: standard input: its first line looks like a JSON object, but lines are read as plain text (--jsonl reads JSON Lines)" \
+  -- "$ND" hash
+check jsonl-stdin-with-flag 0 "$T/ab.jsonl" "$(cat "$T/ab.jsonl" | "$ND" hash --jsonl)" "" -- "$ND" hash --jsonl
+cp "$T/ab.jsonl" "$T/ab-lines.txt"
+check jsonl-name-txt-dedup 0 "$T/empty" "$(cat "$T/ab.jsonl")" \
+  "neardup dedup: warning: $T/ab-lines.txt: its first line looks like a JSON object, but it is read as plain text, one document per line (--format jsonl reads JSON Lines; .jsonl and .ndjson names are taken for them)" \
+  -- "$ND" dedup -q "$T/ab-lines.txt" -o -
+"$ND" index add "$T/store-jsonl" --method simhash "$T/empty" >/dev/null
+check jsonl-stdin-store 0 "$T/ab.jsonl" '{"id":"1","matches":[]}
+{"id":"2","matches":[]}' \
+  "neardup index query: warning: standard input: its first line looks like a JSON object, but lines are read as plain text (--jsonl reads JSON Lines)" \
+  -- "$ND" index query "$T/store-jsonl" --method simhash
+
 # --- a UTF-8 byte order mark starts no text and no id; the kept copy keeps the input bytes
 printf '\xEF\xBB\xBF{"id":"a","text":"one two three four five six"}\n{"id":"b","text":"one two three four five six"}\n' >"$T/bom.jsonl"
 check bom-jsonl 0 "$T/empty" "$(printf '\xEF\xBB\xBF{"id":"a","text":"one two three four five six"}')" "" \
