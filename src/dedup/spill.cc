@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <bit>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -254,6 +255,61 @@ void SketchFile::Release(uint64_t begin, uint64_t end) const {
 SketchFile::~SketchFile() {
   if (base_ != nullptr) ::munmap(const_cast<uint8_t*>(base_), mapped_bytes_);
   if (fd_ >= 0) ::close(fd_);
+}
+
+ForwardSketches::ForwardSketches(const SketchFile& file, size_t sketch_bytes, uint64_t documents)
+    : file_(file), bytes_(sketch_bytes), documents_(documents), buffer_(kBlock * sketch_bytes) {}
+
+const uint8_t* ForwardSketches::Of(uint64_t d) {
+  if (d < begin_ || d >= end_) {
+    begin_ = d;
+    end_ = std::min(documents_, d + kBlock);
+    file_.ReadRange(begin_, end_ - begin_, buffer_.data());
+  }
+  return buffer_.data() + (d - begin_) * bytes_;
+}
+
+KeptSketches::KeptSketches(const SketchFile& file, const std::vector<uint32_t>& first_member,
+                           size_t sketch_bytes, std::vector<uint64_t> needed, uint64_t budget)
+    : file_(file), first_member_(first_member), bytes_(sketch_bytes), needed_(std::move(needed)) {
+  uint64_t count = 0;
+  ranks_.resize(needed_.size());
+  for (size_t w = 0; w < needed_.size(); ++w) {
+    ranks_[w] = count;
+    count += static_cast<uint64_t>(std::popcount(needed_[w]));
+  }
+  if (count > 0 && count * bytes_ <= budget) {
+    held_.resize(count * bytes_);
+    const uint64_t documents = first_member_.empty() ? 0 : uint64_t{first_member_.back()} + 1;
+    ForwardSketches forward(file_, bytes_, documents);
+    uint64_t rank = 0;
+    for (size_t w = 0; w < needed_.size(); ++w) {
+      for (uint64_t bits = needed_[w]; bits != 0; bits &= bits - 1) {
+        const size_t group = 64 * w + static_cast<size_t>(std::countr_zero(bits));
+        std::memcpy(held_.data() + rank++ * bytes_, forward.Of(first_member_[group]), bytes_);
+      }
+    }
+    return;
+  }
+  std::vector<uint64_t>().swap(needed_);
+  std::vector<uint64_t>().swap(ranks_);
+  groups_.assign(kSlots, UINT32_MAX);
+  sketches_.resize(kSlots * bytes_);
+}
+
+const uint8_t* KeptSketches::Of(uint32_t group) {
+  if (!held_.empty()) {
+    const uint64_t below = needed_[group / 64] & ((uint64_t{1} << (group % 64)) - 1);
+    return held_.data() +
+           (ranks_[group / 64] + static_cast<uint64_t>(std::popcount(below))) * bytes_;
+  }
+  const size_t slot = group % kSlots;
+  uint8_t* sketch = sketches_.data() + slot * bytes_;
+  if (groups_[slot] != group) {
+    file_.Read(first_member_[group], sketch);
+    groups_[slot] = group;
+  }
+  return sketch;
 }
 
 }  // namespace neardup::dedup_internal

@@ -8,13 +8,16 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <optional>
+#include <random>
 #include <thread>
+#include <vector>
 
 #include "testutil.h"
 
@@ -282,6 +285,48 @@ TEST(SpillTest, ReleasedSketchPagesLeaveTheResidentSet) {
   EXPECT_EQ(differing, 0u);
   (*sketches)->Release(0, 0);                                   // nothing
   (*sketches)->Release(shape.documents, shape.documents + 10);  // past the end: nothing
+}
+
+// ForwardSketches and KeptSketches give the sketches written, asked in order, out of order, and
+// (KeptSketches) held or through its cache, groups that share a cache slot included.
+TEST(SpillTest, ForwardAndKeptSketchesReadTheSketchesWritten) {
+  testing::TempDir dir;
+  const Shape shape{40000, 1, 132};
+  ASSERT_TRUE(WriteAll(dir.path(), shape).ok());
+  auto file = SketchFile::Open(dir.path(), shape.sketch_bytes, shape.documents);
+  ASSERT_TRUE(file.ok()) << file.status().ToString();
+  std::vector<uint8_t> expected(shape.sketch_bytes);
+  auto same = [&](uint64_t d, const uint8_t* got) {
+    SketchOf(d, shape.sketch_bytes, expected.data());
+    return std::memcmp(got, expected.data(), shape.sketch_bytes) == 0;
+  };
+  ForwardSketches forward(**file, shape.sketch_bytes, shape.documents);
+  for (uint64_t d : {0, 1, 8191, 8192, 8193, 20000, 39999, 5, 39998, 12345}) {
+    EXPECT_TRUE(same(d, forward.Of(d))) << d;
+  }
+  // Groups: every third document starts one; the needed ones, about one in five, include groups
+  // 8,192 apart (one cache slot) and the last.
+  std::vector<uint32_t> first_member;
+  for (uint32_t d = 0; d < shape.documents; d += 3) first_member.push_back(d);
+  const auto groups = static_cast<uint32_t>(first_member.size());
+  std::vector<uint64_t> needed((groups + 63) / 64, 0);
+  std::vector<uint32_t> asked;
+  std::mt19937_64 rng(5);
+  for (uint32_t g = 0; g < groups; ++g) {
+    if (rng() % 5 == 0 || g == 7 || g == 7 + 8192 || g == groups - 1) {
+      needed[g / 64] |= uint64_t{1} << (g % 64);
+      asked.push_back(g);
+    }
+  }
+  std::shuffle(asked.begin(), asked.end(), rng);
+  asked.insert(asked.end(), {7, 7 + 8192, 7, groups - 1, 7 + 8192});
+  for (const uint64_t budget : {uint64_t{1} << 30, uint64_t{1000}}) {
+    KeptSketches kept(**file, first_member, shape.sketch_bytes, needed, budget);
+    EXPECT_EQ(kept.held(), budget > 1000);
+    size_t wrong = 0;
+    for (uint32_t g : asked) wrong += !same(first_member[g], kept.Of(g));
+    EXPECT_EQ(wrong, 0u) << "budget " << budget;
+  }
 }
 
 TEST(SpillTest, WriteErrorsNameTheFolderAndTmpDir) {

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <bit>
 #include <cstdio>
-#include <cstring>
 #include <memory>
 #include <numeric>
 #include <span>
@@ -99,64 +98,9 @@ void AppendSignature(const Grouping& grouping, uint32_t d, SignatureSet* signatu
                                keys + static_cast<std::ptrdiff_t>(signatures->bands));
 }
 
-// The sketches of documents asked for in ascending order, read from the spill file in blocks that
-// start at the document asked for: the duplicates' own, one read a block instead of one a
-// duplicate (at 100M documents, 35.8M reads at random into a 13 GB file).
-class ForwardSketches {
- public:
-  ForwardSketches(const SketchFile& file, size_t sketch_bytes, uint64_t documents)
-      : file_(file), bytes_(sketch_bytes), documents_(documents), buffer_(kBlock * sketch_bytes) {}
-
-  const uint8_t* Of(uint64_t d) {
-    if (d < begin_ || d >= end_) {
-      begin_ = d;
-      end_ = std::min(documents_, d + kBlock);
-      file_.ReadRange(begin_, end_ - begin_, buffer_.data());
-    }
-    return buffer_.data() + (d - begin_) * bytes_;
-  }
-
- private:
-  static constexpr uint64_t kBlock = 8192;  // documents: about 1 MB of sketches
-
-  const SketchFile& file_;
-  const size_t bytes_;
-  const uint64_t documents_;
-  std::vector<uint8_t> buffer_;
-  uint64_t begin_ = 0, end_ = 0;
-};
-
-// The sketches of the kept documents, read at random (one read each) through a direct-mapped cache
-// of the last ones read: a cluster's duplicates share its kept document.
-class KeptSketches {
- public:
-  KeptSketches(const Grouping& grouping, size_t sketch_bytes)
-      : grouping_(grouping),
-        bytes_(sketch_bytes),
-        groups_(kSlots, kNoGroup),
-        sketches_(kSlots * sketch_bytes) {}
-
-  const uint8_t* Of(uint32_t group) {
-    const size_t slot = group % kSlots;
-    uint8_t* sketch = sketches_.data() + slot * bytes_;
-    if (groups_[slot] != group) {
-      std::memcpy(sketch, grouping_.SketchOf(group, bytes_, &buffer_), bytes_);
-      groups_[slot] = group;
-    }
-    return sketch;
-  }
-
- private:
-  static constexpr size_t kSlots = 8192;  // about 1 MB of sketches
-
-  const Grouping& grouping_;
-  const size_t bytes_;
-  std::vector<uint32_t> groups_;
-  std::vector<uint8_t> sketches_;
-  std::vector<uint8_t> buffer_;
-};
-
 }  // namespace
+
+uint64_t KeptSketchBytes(const JobSettings& settings) { return settings.memory_limit / 4; }
 
 Status WriteDuplicates(const DocumentTable& table, const IndexMatches& index_matches,
                        const Grouping& grouping, const Clusters& clusters,
@@ -170,7 +114,16 @@ Status WriteDuplicates(const DocumentTable& table, const IndexMatches& index_mat
   if (out != nullptr && settings.accurate() && grouping.sketch_file != nullptr) {
     const size_t bytes = settings.signer.sketcher()->sketch_bytes();
     own = std::make_unique<ForwardSketches>(*grouping.sketch_file, bytes, n);
-    kept_sketches = std::make_unique<KeptSketches>(grouping, bytes);
+    std::vector<uint64_t> needed((grouping.size() + 63) / 64, 0);
+    for (uint32_t d = 0; d < n; ++d) {
+      const uint32_t group = grouping.group_of[d];
+      if (selection.kept[d] || table.IsEmpty(d) || group == kNoGroup) continue;
+      const uint32_t kept = grouping.group_of[selection.kept_of[clusters.component[group]]];
+      needed[kept / 64] |= uint64_t{1} << (kept % 64);
+    }
+    kept_sketches =
+        std::make_unique<KeptSketches>(*grouping.sketch_file, grouping.first_member, bytes,
+                                       std::move(needed), KeptSketchBytes(settings));
   }
   for (uint32_t d = 0; d < n; ++d) {
     if (selection.kept[d]) {

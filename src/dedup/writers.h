@@ -16,11 +16,17 @@
 
 namespace neardup::dedup_internal {
 
+// The bytes the duplicates file may hold the kept documents' sketches in: a quarter of the memory
+// limit.
+uint64_t KeptSketchBytes(const JobSettings& settings);
+
 // Counts report->kept and report->duplicates (documents without features that are not kept are
 // neither) and, unless `out` is null, writes a line per duplicate in input order: its id, the id
 // it duplicates (the kept document of its cluster, or its match in an index, named by the index's
 // INDEX.ids when it has them) and their distance (kSimhash) or estimated Jaccard (kAccurate).
-// Errors of the output.
+// Errors of the output. With the sketches spilled, the kept documents' sketches are read first and
+// held while they fit in KeptSketchBytes(settings) (a quarter of the memory limit: 1.7 GB for the
+// 12.9M kept documents of 100M), else read at random through a small cache.
 Status WriteDuplicates(const DocumentTable& table, const IndexMatches& index_matches,
                        const Grouping& grouping, const Clusters& clusters,
                        const Selection& selection, const JobSettings& settings, OutputFile* out,
