@@ -270,8 +270,10 @@ const uint8_t* ForwardSketches::Of(uint64_t d) {
 }
 
 KeptSketches::KeptSketches(const SketchFile& file, const std::vector<uint32_t>& first_member,
-                           size_t sketch_bytes, std::vector<uint64_t> needed, uint64_t budget)
-    : file_(file), first_member_(first_member), bytes_(sketch_bytes), needed_(std::move(needed)) {
+                           size_t sketch_bytes, std::vector<uint64_t> needed)
+    : file_(file), first_member_(first_member), bytes_(sketch_bytes), needed_(std::move(needed)) {}
+
+Status KeptSketches::Load(uint64_t budget, const std::function<Status()>& check) {
   uint64_t count = 0;
   ranks_.resize(needed_.size());
   for (size_t w = 0; w < needed_.size(); ++w) {
@@ -285,16 +287,18 @@ KeptSketches::KeptSketches(const SketchFile& file, const std::vector<uint32_t>& 
     uint64_t rank = 0;
     for (size_t w = 0; w < needed_.size(); ++w) {
       for (uint64_t bits = needed_[w]; bits != 0; bits &= bits - 1) {
+        if ((rank & 0xFFFF) == 0) NEARDUP_RETURN_IF_ERROR(check());
         const size_t group = 64 * w + static_cast<size_t>(std::countr_zero(bits));
         std::memcpy(held_.data() + rank++ * bytes_, forward.Of(first_member_[group]), bytes_);
       }
     }
-    return;
+    return Status::OK();
   }
   std::vector<uint64_t>().swap(needed_);
   std::vector<uint64_t>().swap(ranks_);
   groups_.assign(kSlots, UINT32_MAX);
   sketches_.resize(kSlots * bytes_);
+  return Status::OK();
 }
 
 const uint8_t* KeptSketches::Of(uint32_t group) {

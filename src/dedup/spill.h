@@ -149,9 +149,15 @@ class ForwardSketches {
 // cache of the last 8,192 read (a cluster's duplicates share its kept document).
 class KeptSketches {
  public:
-  // `needed`: a bit per group (bit g % 64 of word g / 64), set for the groups asked for.
+  // `needed`: a bit per group (bit g % 64 of word g / 64), set for the groups asked for. Reads
+  // nothing: Load does.
   KeptSketches(const SketchFile& file, const std::vector<uint32_t>& first_member,
-               size_t sketch_bytes, std::vector<uint64_t> needed, uint64_t budget);
+               size_t sketch_bytes, std::vector<uint64_t> needed);
+
+  // Reads and holds the needed sketches when they fit in `budget` bytes, else sets up the cache.
+  // `check` is called every 65,536 sketches read; its error (Cancelled) stops the reading and is
+  // returned.
+  Status Load(uint64_t budget, const std::function<Status()>& check);
 
   // Whether the sketches were read first and are held.
   bool held() const { return !held_.empty(); }

@@ -321,12 +321,22 @@ TEST(SpillTest, ForwardAndKeptSketchesReadTheSketchesWritten) {
   std::shuffle(asked.begin(), asked.end(), rng);
   asked.insert(asked.end(), {7, 7 + 8192, 7, groups - 1, 7 + 8192});
   for (const uint64_t budget : {uint64_t{1} << 30, uint64_t{1000}}) {
-    KeptSketches kept(**file, first_member, shape.sketch_bytes, needed, budget);
+    KeptSketches kept(**file, first_member, shape.sketch_bytes, needed);
+    ASSERT_TRUE(kept.Load(budget, [] { return Status::OK(); }).ok());
     EXPECT_EQ(kept.held(), budget > 1000);
     size_t wrong = 0;
     for (uint32_t g : asked) wrong += !same(first_member[g], kept.Of(g));
     EXPECT_EQ(wrong, 0u) << "budget " << budget;
   }
+  // A check that fails (SIGINT heard) stops the reading with its error.
+  KeptSketches cancelled(**file, first_member, shape.sketch_bytes, needed);
+  int checks = 0;
+  const Status status = cancelled.Load(uint64_t{1} << 30, [&] {
+    ++checks;
+    return Status::Cancelled("interrupted");
+  });
+  EXPECT_EQ(status.code(), Status::Code::kCancelled);
+  EXPECT_EQ(checks, 1);
 }
 
 TEST(SpillTest, WriteErrorsNameTheFolderAndTmpDir) {

@@ -121,11 +121,14 @@ Status WriteDuplicates(const DocumentTable& table, const IndexMatches& index_mat
       const uint32_t kept = grouping.group_of[selection.kept_of[clusters.component[group]]];
       needed[kept / 64] |= uint64_t{1} << (kept % 64);
     }
-    kept_sketches =
-        std::make_unique<KeptSketches>(*grouping.sketch_file, grouping.first_member, bytes,
-                                       std::move(needed), KeptSketchBytes(settings));
+    kept_sketches = std::make_unique<KeptSketches>(*grouping.sketch_file, grouping.first_member,
+                                                   bytes, std::move(needed));
+    NEARDUP_RETURN_IF_ERROR(
+        kept_sketches->Load(KeptSketchBytes(settings), [&] { return settings.Cancelled(); }));
   }
   for (uint32_t d = 0; d < n; ++d) {
+    // At 100M documents this loop takes tens of seconds: SIGINT is heard within it.
+    if ((d & 0xFFFF) == 0) NEARDUP_RETURN_IF_ERROR(settings.Cancelled());
     if (selection.kept[d]) {
       ++report->kept;
       continue;
