@@ -81,6 +81,26 @@ std::vector<std::string> Corpus(size_t real) {
   return texts;
 }
 
+// The texts signed by the reference index and inserted in it, as documents named prefix + number:
+// the documents for a bulk insert, and their signatures.
+struct SignedCorpus {
+  std::vector<SignedDocument> documents;
+  std::vector<Signature> signatures;
+};
+SignedCorpus SignIntoReference(OnlineIndex* reference, const std::vector<std::string>& texts,
+                               const std::string& prefix) {
+  SignedCorpus corpus;
+  for (size_t i = 0; i < texts.size(); ++i) {
+    auto signature = reference->signer().Sign(texts[i]);
+    EXPECT_TRUE(signature.ok()) << signature.status().ToString();
+    if (!signature.ok()) continue;
+    corpus.signatures.push_back(*signature);
+    corpus.documents.push_back({NumberedId(prefix, i), *signature, ""});
+    EXPECT_TRUE(reference->InsertSigned(corpus.documents.back().id, *signature).ok());
+  }
+  return corpus;
+}
+
 TEST_P(RedisIndexTest, SameAnswersAsTheOnlineIndex) {
   const DedupMethod method = GetParam();
   auto reference = OnlineIndex::Create(neardup::testing::Options({method}));
@@ -194,14 +214,8 @@ TEST_P(RedisIndexTest, BulkInsertThenQueries) {
   auto store = IndexStore::Open(Location(), Options(method));
   ASSERT_TRUE(store.ok()) << store.status().ToString();
   const std::vector<std::string> texts = neardup::testing::MakeCorpus(100, 10, 5);
-  std::vector<SignedDocument> documents;
-  std::vector<Signature> signatures;
-  for (size_t i = 0; i < texts.size(); ++i) {
-    auto signature = (*reference)->signer().Sign(texts[i]);
-    documents.push_back({NumberedId("b", i), *signature, ""});
-    signatures.push_back(*signature);
-    ASSERT_TRUE((*reference)->InsertSigned(documents.back().id, *signature).ok());
-  }
+  auto [documents, signatures] = SignIntoReference(reference->get(), texts, "b");
+  ASSERT_EQ(documents.size(), texts.size());
   auto inserted = (*store)->InsertBatch(documents);
   ASSERT_TRUE(inserted.ok()) << inserted.status().ToString();
   for (const StoreInsertResult& r : *inserted) ASSERT_TRUE(r.status.ok() && r.inserted);
@@ -292,13 +306,8 @@ TEST_P(RedisIndexTest, CompactWhileInserting) {
   auto compactor = IndexStore::Open(Location(), Options(method));
   ASSERT_TRUE(compactor.ok()) << compactor.status().ToString();
   const std::vector<std::string> texts = neardup::testing::MakeCorpus(80, 6, 41);
-  std::vector<SignedDocument> documents;
-  std::vector<Signature> signatures;
-  for (size_t i = 0; i < texts.size(); ++i) {
-    signatures.push_back(*(*reference)->signer().Sign(texts[i]));
-    documents.push_back({NumberedId("w", i), signatures.back(), ""});
-    ASSERT_TRUE((*reference)->InsertSigned(documents.back().id, signatures.back()).ok());
-  }
+  auto [documents, signatures] = SignIntoReference(reference->get(), texts, "w");
+  ASSERT_EQ(documents.size(), texts.size());
   std::atomic<bool> done{false};
   std::atomic<int> compactions{0};
   std::string compact_error;
