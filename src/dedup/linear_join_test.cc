@@ -633,6 +633,23 @@ TEST(LinearJoinTest, BoundaryListCutDuringAndAfterBands) {
   EXPECT_LE(reference->boundary.size(), 2 * options.max_boundary);
   EXPECT_GE(reference->boundary.size(), 1u);
   ExpectConnected(Components(n, reference->pairs), whole->pairs);
+  // A boundary pair cut from the list is decided by its estimate: accepted, its groups are joined.
+  {
+    const std::vector<uint32_t> components = Components(n, reference->pairs);
+    size_t cut_and_accepted = 0;
+    for (const SimilarPair& p : whole->boundary) {
+      if (p.jaccard < options.threshold ||
+          std::binary_search(reference->boundary.begin(), reference->boundary.end(), p,
+                             [](const SimilarPair& x, const SimilarPair& y) {
+                               return x.first != y.first ? x.first < y.first : x.second < y.second;
+                             })) {
+        continue;
+      }
+      ++cut_and_accepted;
+      EXPECT_EQ(components[p.first], components[p.second]) << p.first << " " << p.second;
+    }
+    EXPECT_GT(cut_and_accepted, 10u);
+  }
   for (size_t memory : {size_t{1} << 16, size_t{1} << 30}) {
     for (int threads : {1, 3}) {
       ExpectSameResultWith(**sketcher, corpus, options, memory, threads, *reference);
