@@ -12,6 +12,7 @@
 #include "dedup/fingerprint_groups.h"
 #include "dedup/linear_join.h"
 #include "dedup/shards.h"
+#include "util/parallel.h"
 
 namespace neardup::dedup_internal {
 namespace {
@@ -62,6 +63,27 @@ Grouping GroupBySignature(Signatures signatures, const IndexMatches& index_match
   return grouping;
 }
 
+// Compares the sketches of compared[begin, begin + count) with their groups' first members' (a
+// cache of the last 1,024 of those: a large group's first member is asked for again and again).
+void CompareWithFirstMembers(const SketchFile& file, size_t bytes,
+                             const std::vector<uint32_t>& group_of,
+                             const std::vector<uint32_t>& first, size_t begin, size_t count,
+                             const std::vector<uint32_t>& compared, std::vector<uint8_t>* differs) {
+  constexpr size_t kCached = 1024;
+  std::vector<uint32_t> cached(kCached, kNoDocument);
+  std::vector<uint8_t> firsts(kCached * bytes), sketch(bytes);
+  for (size_t i = begin; i < std::min(compared.size(), begin + count); ++i) {
+    const uint32_t d = compared[i], f = first[group_of[d]];
+    uint8_t* first_sketch = firsts.data() + (f % kCached) * bytes;
+    if (cached[f % kCached] != f) {
+      file.Read(f, first_sketch);
+      cached[f % kCached] = f;
+    }
+    file.Read(d, sketch.data());
+    (*differs)[i] = std::memcmp(sketch.data(), first_sketch, bytes) != 0;
+  }
+}
+
 // Spilled signatures are grouped by their hashes (GroupIdenticalFingerprints, in bounded memory);
 // a member whose fingerprint or sketch differs from its group's first member (two signatures with
 // one hash) is given a group of its own.
@@ -80,21 +102,32 @@ Grouping GroupBySpilledSignature(Signatures signatures, const IndexMatches& inde
   std::vector<uint32_t>& first = grouping.first_member;
   first.assign(groups, kNoDocument);
   const std::vector<uint64_t>& fingerprints = signatures.fingerprints;
-  bool split = false;
-  std::vector<uint8_t> sketch(bytes), first_sketch(bytes);
+  // The later members whose fingerprint is their group's first member's: their sketches are
+  // compared with its, on every thread (read with pread: millions at 100M documents).
+  std::vector<uint32_t> compared;
   for (uint32_t d = 0; d < group_of.size(); ++d) {
     const uint32_t g = group_of[d];
     if (g == kNoGroup) continue;
     if (first[g] == kNoDocument) {
       first[g] = d;
-      continue;
+    } else if (fingerprints[d] == fingerprints[first[g]]) {
+      compared.push_back(d);
     }
-    const uint32_t f = first[g];
-    if (fingerprints[d] == fingerprints[f]) {
-      sketch_file->Read(d, sketch.data());
-      sketch_file->Read(f, first_sketch.data());
-    }
-    if (fingerprints[d] != fingerprints[f] || sketch != first_sketch) {
+  }
+  std::vector<uint8_t> differs(compared.size(), 0);
+  constexpr size_t kBlock = 4096;
+  util_internal::ParallelFor((compared.size() + kBlock - 1) / kBlock, settings.threads,
+                             [&](size_t block) {
+                               CompareWithFirstMembers(*sketch_file, bytes, group_of, first,
+                                                       block * kBlock, kBlock, compared, &differs);
+                             });
+  bool split = false;
+  size_t at = 0;  // in `compared`
+  for (uint32_t d = 0; d < group_of.size(); ++d) {
+    const uint32_t g = group_of[d];
+    if (g == kNoGroup || first[g] == d) continue;
+    const bool checked = at < compared.size() && compared[at] == d;
+    if (!checked || differs[at++] != 0) {
       group_of[d] = groups++;
       first.push_back(d);
       split = true;

@@ -10,9 +10,11 @@
 #include <random>
 #include <sstream>
 
+#include "dedup/decisions.h"
 #include "dedup/documents.h"
 #include "dedup/fingerprint_groups.h"
 #include "dedup/signature_groups.h"
+#include "dedup/spill.h"
 #include "testutil.h"
 
 namespace neardup::dedup_internal {
@@ -95,6 +97,68 @@ TEST(DocumentTableTest, IdsOfEveryDocument) {
     }
     for (size_t d = 0; d < want.size(); ++d)
       ASSERT_EQ(table.id(d), want[d]) << d << " " << first_named;
+  }
+}
+
+// Spilled signatures are grouped by their hash, then each later member is compared with its group's
+// first (fingerprint and sketch): one that differs (a hash collision) is a group of its own. Equal
+// hashes are forced here on documents with different sketches and fingerprints; the groups are
+// those of the definition at every thread count, through more than one block of comparisons and
+// more first members than the cache of their sketches holds.
+TEST(SpilledSignatureGroupsTest, CollidingHashesAreSplitByFingerprintAndSketch) {
+  DedupOptions options;
+  auto signer = DocumentSigner::Create(options.similarity);
+  ASSERT_TRUE(signer.ok()) << signer.status().ToString();
+  const size_t bytes = (*signer)->sketch_bytes(), bands = (*signer)->bands();
+  constexpr uint32_t kDocuments = 30000, kHashes = 2000;
+  std::vector<uint64_t> hashes(kDocuments), fingerprints(kDocuments);
+  std::vector<std::vector<uint8_t>> sketches(kDocuments, std::vector<uint8_t>(bytes));
+  for (uint32_t d = 0; d < kDocuments; ++d) {
+    const uint32_t h = d % kHashes;
+    hashes[d] = 0x9E3779B97F4A7C15ull * (h + 1);
+    fingerprints[d] = d % 11 == 5 ? d : h;
+    const uint32_t content = d % 7 == 3 ? h + kHashes : h;
+    for (size_t i = 0; i < bytes; ++i) sketches[d][i] = static_cast<uint8_t>(content * 31 + i);
+  }
+  // The definition: a document joins its hash's first document when both fingerprint and sketch
+  // are equal; groups numbered by first document.
+  std::vector<uint32_t> want(kDocuments);
+  {
+    std::map<uint64_t, uint32_t> first_of_hash;
+    std::map<uint32_t, uint32_t> number;  // first document -> group
+    for (uint32_t d = 0; d < kDocuments; ++d) {
+      const uint32_t f = first_of_hash.emplace(hashes[d], d).first->second;
+      const bool joins = fingerprints[d] == fingerprints[f] && sketches[d] == sketches[f];
+      const uint32_t leader = joins ? f : d;
+      want[d] = number.emplace(leader, static_cast<uint32_t>(number.size())).first->second;
+    }
+  }
+  for (int threads : {1, 3}) {
+    SCOPED_TRACE(threads);
+    testing::TempDir dir;
+    auto writer = SpillWriter::Create(dir.path(), bytes, bands);
+    ASSERT_TRUE(writer.ok()) << writer.status().ToString();
+    const std::vector<uint32_t> keys(bands, 7);
+    for (uint32_t d = 0; d < kDocuments; ++d) {
+      ASSERT_TRUE((*writer)->Append(sketches[d].data(), keys.data()).ok());
+    }
+    ASSERT_TRUE((*writer)->Finish().ok());
+    auto file = SketchFile::Open(dir.path(), bytes, kDocuments);
+    ASSERT_TRUE(file.ok()) << file.status().ToString();
+    Signatures signatures;
+    signatures.fingerprints = fingerprints;
+    signatures.signature_hashes = hashes;
+    signatures.spill = writer->get();
+    signatures.sketch_file = file->get();
+    DocumentTable table;
+    table.documents = kDocuments;
+    const JobSettings settings{options, (*signer)->options(), **signer, threads};
+    const Grouping grouping = GroupDocuments(std::move(signatures), {}, table, settings);
+    EXPECT_EQ(grouping.group_of, want);
+    ASSERT_EQ(grouping.first_member.size(), grouping.size());
+    for (uint32_t g = 0; g < grouping.size(); ++g) {
+      EXPECT_EQ(want[grouping.first_member[g]], g);
+    }
   }
 }
 
