@@ -124,8 +124,6 @@ struct BandContext {
   size_t sketch_bytes;
   uint32_t exact_capacity;
   SketchLookup sketch;
-  // Boundary pairs farther than this from the threshold go to Found::far_boundary.
-  double boundary_cutoff;
   // A bit per item: whether it joins (the first item of its group); null: every item does.
   const std::vector<uint64_t>* joining;
 
@@ -137,18 +135,16 @@ struct BandContext {
 // What one block of prefixes of a band found (and the join's total).
 struct Found {
   std::vector<SimilarPair> pairs;
-  // The boundary pairs, in two lists: those farther from the threshold than boundary_cutoff apart.
   std::vector<SimilarPair> boundary;
-  std::vector<SimilarPair> far_boundary;
   uint64_t band_collisions = 0;
   uint64_t connected = 0;
   uint64_t verifications = 0;
   // The join's: once CapBoundary has cut the boundary list to the max_boundary pairs nearest the
   // threshold at the end of a band, the farthest distance kept. Those kept are as many as the next
-  // cut keeps, and nearer, so a pair found beyond it is dropped by that cut: without the selection
-  // (at 10M documents the cuts selected among 169 M listed pairs, 1.3 s on one thread; a few
-  // million now). Set at band ends only, so that the lists do not depend on when the cuts during a
-  // band happen (on --memory).
+  // cut keeps, and nearer, so a pair listed since beyond it is dropped by that cut without the
+  // selection (at 10M documents the cuts selected among 169 M listed pairs, 1.3 s on one thread;
+  // 67 M now). Set at band ends only, so that the cuts do not depend on when the cuts during a band
+  // happen (on --memory).
   double boundary_cutoff = std::numeric_limits<double>::infinity();
 };
 
@@ -219,9 +215,7 @@ bool Verify(const BandContext& c, const Member& a, const Member& b, Found* out) 
   const double estimate = c.input.sketcher->EstimateIfAtLeast(a.sketch, b.sketch, lowest);
   if (estimate < lowest) return false;
   if (estimate < c.options.threshold + margin && margin > 0) {
-    const SimilarPair pair = Ordered(a.group, b.group, estimate);
-    const bool near = std::abs(pair.jaccard - c.options.threshold) <= c.boundary_cutoff;
-    (near ? out->boundary : out->far_boundary).push_back(pair);
+    out->boundary.push_back(Ordered(a.group, b.group, estimate));
     return false;
   }
   if (estimate < c.options.threshold) return false;
@@ -658,7 +652,6 @@ Status JoinBand(const BandContext& c, size_t band, size_t threads, size_t max_va
     for (size_t first = 0; first < blocks;) {
       size_t last = blocks;
       BandContext pass = c;
-      pass.boundary_cutoff = found->boundary_cutoff;
       bool read_input = false;  // at random, from the mapping: the gathered sketches did not fit
       if (gathering) {
         uint64_t sketches = need[first];
@@ -713,11 +706,9 @@ Status JoinBand(const BandContext& c, size_t band, size_t threads, size_t max_va
       for (Found& f : block_found) {
         found->pairs.insert(found->pairs.end(), f.pairs.begin(), f.pairs.end());
         found->boundary.insert(found->boundary.end(), f.boundary.begin(), f.boundary.end());
-        found->far_boundary.insert(found->far_boundary.end(), f.far_boundary.begin(),
-                                   f.far_boundary.end());
         // Cut as the band goes too, not only at its end: at 100M documents a band's boundary pairs
         // were tens of millions, and their list's growth was the peak of the whole job.
-        if (found->boundary.size() + found->far_boundary.size() > 4 * c.options.max_boundary) {
+        if (found->boundary.size() > 4 * c.options.max_boundary) {
           CapBoundary(c.options.threshold, c.options.max_boundary, false, found);
         }
         found->band_collisions += f.band_collisions;
@@ -777,18 +768,20 @@ void SortUnique(std::vector<SimilarPair>* pairs) {
 // the farthest distance kept.
 void CapBoundary(double threshold, size_t max_boundary, bool band_end, Found* found) {
   std::vector<SimilarPair>* boundary = &found->boundary;
-  std::vector<SimilarPair>* far = &found->far_boundary;
-  if (boundary->size() + far->size() <= 2 * max_boundary) return;
-  // The far pairs are all beyond the nearer ones a cut kept, which are as many as this one keeps.
-  if (boundary->size() < max_boundary) {
-    boundary->insert(boundary->end(), far->begin(), far->end());
-    far->clear();
-  }
   std::vector<SimilarPair>* pairs = &found->pairs;
-  for (const SimilarPair& p : *far) {
-    if (p.jaccard >= threshold) pairs->push_back(p);
+  if (boundary->size() <= 2 * max_boundary) return;
+  // The pairs beyond the cutoff are beyond as many as this cut keeps (those the last band-end cut
+  // kept, or nearer ones): dropped without the selection.
+  const double cutoff = found->boundary_cutoff;
+  const auto far = std::partition(boundary->begin(), boundary->end(), [&](const SimilarPair& p) {
+    return std::abs(p.jaccard - threshold) <= cutoff;
+  });
+  if (far - boundary->begin() >= static_cast<std::ptrdiff_t>(max_boundary)) {
+    for (auto p = far; p != boundary->end(); ++p) {
+      if (p->jaccard >= threshold) pairs->push_back(*p);
+    }
+    boundary->erase(far, boundary->end());
   }
-  far->clear();
   if (boundary->size() <= max_boundary) return;
   const auto nearer = [threshold](const SimilarPair& x, const SimilarPair& y) {
     const double dx = std::abs(x.jaccard - threshold), dy = std::abs(y.jaccard - threshold);
@@ -834,7 +827,6 @@ Result<LinearJoinResult> LinearJoin(const LinearJoinInput& input,
                             sketcher.sketch_bytes(),
                             static_cast<uint32_t>(sketcher.exact_capacity()),
                             {input.sketches, sketcher.sketch_bytes()},
-                            std::numeric_limits<double>::infinity(),
                             input.group_of == nullptr ? nullptr : &joining};
   const size_t threads = static_cast<size_t>(std::max(options.threads, 1));
   // With gathering, half of the memory for the sort array and half for the gathered sketches.
@@ -857,8 +849,6 @@ Result<LinearJoinResult> LinearJoin(const LinearJoinInput& input,
   LinearJoinResult result;
   result.pairs = std::move(found.pairs);
   result.boundary = std::move(found.boundary);
-  result.boundary.insert(result.boundary.end(), found.far_boundary.begin(),
-                         found.far_boundary.end());
   result.band_collisions = found.band_collisions;
   result.connected = found.connected;
   result.verifications = found.verifications;
