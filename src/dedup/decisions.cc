@@ -63,36 +63,24 @@ Grouping GroupBySignature(Signatures signatures, const IndexMatches& index_match
   return grouping;
 }
 
-// Compares the sketches of compared[begin, begin + count) with their groups' first members'. The
-// members' are read a stretch at a time (compared is ascending: at 100M documents one in ten, whose
-// reads one by one took 16 s), the first members' through a cache of the last 1,024 (a large
-// group's first member is asked for again and again).
+// Compares the sketches of compared[begin, begin + count) with their groups' first members' (a
+// cache of the last 1,024 of those: a large group's first member is asked for again and again).
 void CompareWithFirstMembers(const SketchFile& file, size_t bytes,
                              const std::vector<uint32_t>& group_of,
                              const std::vector<uint32_t>& first, size_t begin, size_t count,
                              const std::vector<uint32_t>& compared, std::vector<uint8_t>* differs) {
   constexpr size_t kCached = 1024;
-  // A stretch: at most kStretch documents, from a compared one to the last compared one within it
-  // that follows the one before by at most kGap (a gap's sketches are read for nothing).
-  constexpr uint32_t kStretch = 4096, kGap = 64;
   std::vector<uint32_t> cached(kCached, kNoDocument);
-  std::vector<uint8_t> firsts(kCached * bytes), stretch(kStretch * bytes);
-  const size_t end = std::min(compared.size(), begin + count);
-  for (size_t i = begin; i < end;) {
-    const uint32_t from = compared[i];
-    size_t j = i + 1;
-    while (j < end && compared[j] - compared[j - 1] <= kGap && compared[j] - from < kStretch) ++j;
-    file.ReadRange(from, compared[j - 1] - from + 1, stretch.data());
-    for (; i < j; ++i) {
-      const uint32_t d = compared[i], f = first[group_of[d]];
-      uint8_t* first_sketch = firsts.data() + (f % kCached) * bytes;
-      if (cached[f % kCached] != f) {
-        file.Read(f, first_sketch);
-        cached[f % kCached] = f;
-      }
-      const uint8_t* sketch = stretch.data() + uint64_t{d - from} * bytes;
-      (*differs)[i] = std::memcmp(sketch, first_sketch, bytes) != 0;
+  std::vector<uint8_t> firsts(kCached * bytes), sketch(bytes);
+  for (size_t i = begin; i < std::min(compared.size(), begin + count); ++i) {
+    const uint32_t d = compared[i], f = first[group_of[d]];
+    uint8_t* first_sketch = firsts.data() + (f % kCached) * bytes;
+    if (cached[f % kCached] != f) {
+      file.Read(f, first_sketch);
+      cached[f % kCached] = f;
     }
+    file.Read(d, sketch.data());
+    (*differs)[i] = std::memcmp(sketch.data(), first_sketch, bytes) != 0;
   }
 }
 
