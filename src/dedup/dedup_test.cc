@@ -428,6 +428,63 @@ TEST_F(DedupTest, SameOutputForAnyThreadCount) {
   }
 }
 
+// The duplicates file is made 65,536 documents at a time on every thread: a corpus of three such
+// stretches, with duplicates in each, gives the same file at any thread count, one line per
+// duplicate in input order, each naming an earlier kept document (exact copies at 1.0000).
+TEST_F(DedupTest, DuplicatesFileOfSeveralStretchesForAnyThreadCount) {
+  std::mt19937_64 rng(21);
+  std::vector<std::string> docs;
+  std::vector<bool> copy;
+  for (size_t i = 0; i < 140000; ++i) {
+    const bool is_copy = i > 0 && rng() % 4 == 0;
+    docs.push_back(is_copy ? docs[rng() % i] : testing::Join(testing::RandomWords(rng, 14)));
+    copy.push_back(is_copy);
+  }
+  const std::string input = dir_.File("corpus.txt", testing::Join(docs, "\n") + "\n");
+  for (DedupMethod method : {DedupMethod::kAccurate, DedupMethod::kSimhash}) {
+    std::string first;
+    for (int threads : {1, 3}) {
+      SCOPED_TRACE(::testing::Message()
+                   << "method " << static_cast<int>(method) << " threads " << threads);
+      DedupOptions o = Options(input);
+      o.pairs_path.clear();  // the default method's sketches are then spilled
+      o.similarity.method = method;
+      if (method == DedupMethod::kSimhash) o.similarity.features = FingerprintOptions{};
+      o.threads = threads;
+      auto report = RunDedup(o);
+      ASSERT_TRUE(report.ok()) << report.status().ToString();
+      const std::string dups = ReadFile(o.dups_path);
+      const std::vector<std::string> lines = Lines(dups);
+      ASSERT_EQ(lines.size(), report->duplicates);
+      uint64_t previous = 0, copies = 0, late = 0;
+      for (const std::string& line : lines) {
+        std::vector<std::string> fields(1);
+        for (char c : line) {
+          if (c == '\t') {
+            fields.emplace_back();
+          } else {
+            fields.back().push_back(c);
+          }
+        }
+        ASSERT_EQ(fields.size(), 3u) << line;
+        const uint64_t dup = std::stoull(fields[0]), kept = std::stoull(fields[1]);
+        EXPECT_GT(dup, previous) << line;
+        EXPECT_LT(kept, dup) << line;
+        previous = dup;
+        if (copy[dup - 1] && docs[dup - 1] == docs[kept - 1]) {
+          ++copies;
+          EXPECT_EQ(fields[2], method == DedupMethod::kSimhash ? "0" : "1.0000") << line;
+        }
+        late += dup > 2 * 65536;
+      }
+      EXPECT_GT(copies, 30000u);
+      EXPECT_GT(late, 1000u);
+      if (first.empty()) first = dups;
+      EXPECT_EQ(dups, first);
+    }
+  }
+}
+
 TEST_F(DedupTest, KeepRules) {
   const std::string base =
       testing::Join(testing::RandomWords(*std::make_unique<std::mt19937_64>(3).get(), 200));

@@ -143,7 +143,7 @@ struct Found {
   // threshold at the end of a band, the farthest distance kept. Those kept are as many as the next
   // cut keeps, and nearer, so a pair listed since beyond it is dropped by that cut without the
   // selection (at 10M documents the cuts selected among 169 M listed pairs, 1.3 s on one thread;
-  // 67 M now). Set at band ends only, so that the cuts do not depend on when the cuts during a band
+  // 67 M now). Set at band ends only, so that it does not depend on when the cuts during a band
   // happen (on --memory).
   double boundary_cutoff = std::numeric_limits<double>::infinity();
 };

@@ -26,7 +26,9 @@ uint64_t KeptSketchBytes(const JobSettings& settings);
 // INDEX.ids when it has them) and their distance (kSimhash) or estimated Jaccard (kAccurate).
 // Errors of the output. With the sketches spilled, the kept documents' sketches are read first and
 // held while they fit in KeptSketchBytes(settings) (a quarter of the memory limit: 1.7 GB for the
-// 12.9M kept documents of 100M), else read at random through a small cache.
+// 12.9M kept documents of 100M), else read at random through a small cache. The lines are made on
+// settings.threads threads (one through the cache), 65,536 documents at a time, and written in
+// order.
 Status WriteDuplicates(const DocumentTable& table, const IndexMatches& index_matches,
                        const Grouping& grouping, const Clusters& clusters,
                        const Selection& selection, const JobSettings& settings, OutputFile* out,
