@@ -169,32 +169,34 @@ Status WriteDuplicates(const DocumentTable& table, const IndexMatches& index_mat
   // A duplicate's own sketch is its group's (the group's members have identical signatures).
   const bool spilled = out != nullptr && settings.accurate() && grouping.sketch_file != nullptr;
   const size_t bytes = spilled ? settings.signer.sketcher()->sketch_bytes() : 0;
-  std::unique_ptr<KeptSketches> kept_sketches;
-  if (spilled) {
-    std::vector<uint64_t> needed((grouping.size() + 63) / 64, 0);
-    for (uint32_t d = 0; d < n; ++d) {
-      const uint32_t group = grouping.group_of[d];
-      if (selection.kept[d] || table.IsEmpty(d) || group == kNoGroup) continue;
+  // The documents in stretches of kStretch, the lines of `threads` stretches made at once and
+  // written in order (at 100M documents, 36M lines, the stage took 46 s with them made on one
+  // thread). One pass finds, for each stretch, the index match of its first duplicate without a
+  // group and, spilled, the groups whose kept sketches the lines need.
+  constexpr uint32_t kStretch = 65536;
+  const uint32_t stretches = (n + kStretch - 1) / kStretch;
+  std::vector<size_t> first_match(stretches, 0);
+  std::vector<uint64_t> needed(spilled ? (grouping.size() + 63) / 64 : 0, 0);
+  for (uint32_t d = 0, matches = 0; d < n; ++d) {
+    if (d % kStretch == 0) first_match[d / kStretch] = matches;
+    const uint32_t group = grouping.group_of[d];
+    if (selection.kept[d] || table.IsEmpty(d)) continue;
+    if (group == kNoGroup) {
+      ++matches;
+    } else if (spilled) {
       const uint32_t kept = grouping.group_of[selection.kept_of[clusters.component[group]]];
       needed[kept / 64] |= uint64_t{1} << (kept % 64);
     }
+  }
+  std::unique_ptr<KeptSketches> kept_sketches;
+  if (spilled) {
     kept_sketches = std::make_unique<KeptSketches>(*grouping.sketch_file, grouping.first_member,
                                                    bytes, std::move(needed));
     NEARDUP_RETURN_IF_ERROR(
         kept_sketches->Load(KeptSketchBytes(settings), [&] { return settings.Cancelled(); }));
   }
-  // The documents in stretches of kStretch, the lines of `threads` stretches made at once and
-  // written in order (at 100M documents, 36M lines, the stage took 46 s with them made on one
-  // thread). Through the cache (not held), the kept sketches are read on one thread.
-  constexpr uint32_t kStretch = 65536;
-  const uint32_t stretches = (n + kStretch - 1) / kStretch;
+  // Through the cache (not held), the kept sketches are read on one thread.
   const int threads = spilled && !kept_sketches->held() ? 1 : std::max(settings.threads, 1);
-  // The index match of each stretch's first duplicate without a group.
-  std::vector<size_t> first_match(stretches, 0);
-  for (uint32_t d = 0, matches = 0; d < n; ++d) {
-    if (d % kStretch == 0) first_match[d / kStretch] = matches;
-    matches += !selection.kept[d] && !table.IsEmpty(d) && grouping.group_of[d] == kNoGroup;
-  }
   std::vector<std::unique_ptr<ForwardSketches>> own(static_cast<size_t>(threads));
   if (spilled) {
     for (auto& o : own) o = std::make_unique<ForwardSketches>(*grouping.sketch_file, bytes, n);
@@ -208,7 +210,8 @@ Status WriteDuplicates(const DocumentTable& table, const IndexMatches& index_mat
     const uint32_t count = std::min(static_cast<uint32_t>(threads), stretches - first);
     util_internal::ParallelFor(count, threads, [&](size_t i) {
       const uint32_t stretch = first + static_cast<uint32_t>(i);
-      made[i] = {};
+      made[i].lines.clear();  // its capacity kept from batch to batch
+      made[i].kept = made[i].duplicates = 0;
       AppendDuplicateLines(sources, stretch * kStretch, std::min(n, (stretch + 1) * kStretch),
                            first_match[stretch], own[i].get(), &made[i]);
     });
