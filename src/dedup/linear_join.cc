@@ -70,6 +70,7 @@ class FastReject {
     }
     auto reject = std::unique_ptr<FastReject>(new FastReject);
     reject->differing_ = sketch_internal::ChooseDifferingBits();
+    reject->differing_many_ = sketch_internal::ChooseDifferingBitsMany();
     reject->payload_bytes_ = payload;
     // The sketcher's own estimate for every number of differing bins, from two sketches of many
     // features (bin form, size bound 1) whose payloads differ in the first m bits.
@@ -99,15 +100,28 @@ class FastReject {
 
   // Whether Verify would reject the pair by its estimate (sketches in bin form).
   bool Rejects(const uint8_t* a, const uint8_t* b, uint32_t features_a, uint32_t features_b) const {
+    return RejectsDiffering(differing_(a + 4, b + 4, payload_bytes_), features_a, features_b);
+  }
+
+  // The same, for a pair whose differing bits are counted already (CountDiffering).
+  bool RejectsDiffering(uint32_t differing, uint32_t features_a, uint32_t features_b) const {
     const uint64_t size = uint64_t{features_a} + features_b;
     const int most = size < by_union_.size() ? by_union_[size] : larger_;
-    return static_cast<int>(differing_(a + 4, b + 4, payload_bytes_)) > most;
+    return static_cast<int>(differing) > most;
+  }
+
+  // out[i] = the bits in which the payloads of sketch a and sketch base + index[i] * stride differ,
+  // for i < count.
+  void CountDiffering(const uint8_t* a, const uint8_t* base, size_t stride, const uint32_t* index,
+                      size_t count, uint32_t* out) const {
+    differing_many_(a + 4, base + 4, stride, index, count, payload_bytes_, out);
   }
 
  private:
   FastReject() = default;
 
   sketch_internal::DifferingBitsFn differing_ = nullptr;
+  sketch_internal::DifferingBitsManyFn differing_many_ = nullptr;
   size_t payload_bytes_ = 0;
   std::vector<int> by_union_;  // by features_a + features_b
   int larger_ = 0;
@@ -163,6 +177,7 @@ struct Member {
   uint32_t group;
   uint32_t root;
   uint32_t features;
+  uint32_t item;  // where SketchLookup finds its sketch
   const uint8_t* sketch;
 };
 
@@ -199,16 +214,9 @@ SimilarPair Ordered(uint32_t a, uint32_t b, double jaccard) {
                : SimilarPair{b, a, static_cast<float>(jaccard)};
 }
 
-// Verifies a and b (not yet connected) and records a pair, a boundary pair or nothing. True for a
-// pair.
-bool Verify(const BandContext& c, const Member& a, const Member& b, Found* out) {
-  ++out->verifications;
-  const uint32_t features_a = SketchFeatureCount(a.sketch),
-                 features_b = SketchFeatureCount(b.sketch);
-  const bool in_bins = features_a > c.exact_capacity && features_b > c.exact_capacity;
-  if (in_bins && c.reject != nullptr &&
-      c.reject->Rejects(a.sketch, b.sketch, features_a, features_b))
-    return false;
+// What Verify decides of a pair FastReject did not reject.
+bool Decide(const BandContext& c, const Member& a, const Member& b, uint32_t features_a,
+            uint32_t features_b, Found* out) {
   const bool exact = features_a <= c.exact_capacity && features_b <= c.exact_capacity;
   const double margin = c.margins == nullptr || exact ? 0 : (*c.margins)(features_a, features_b);
   const double lowest = c.options.threshold - margin;
@@ -223,12 +231,43 @@ bool Verify(const BandContext& c, const Member& a, const Member& b, Found* out) 
   return true;
 }
 
+// Verifies a and b (not yet connected) and records a pair, a boundary pair or nothing. True for a
+// pair.
+bool Verify(const BandContext& c, const Member& a, const Member& b, Found* out) {
+  ++out->verifications;
+  const uint32_t features_a = SketchFeatureCount(a.sketch),
+                 features_b = SketchFeatureCount(b.sketch);
+  const bool in_bins = features_a > c.exact_capacity && features_b > c.exact_capacity;
+  if (in_bins && c.reject != nullptr &&
+      c.reject->Rejects(a.sketch, b.sketch, features_a, features_b))
+    return false;
+  return Decide(c, a, b, features_a, features_b, out);
+}
+
+// Verify, for a pair whose payloads differ in `differing` bits (c.reject is not null) and whose
+// members' features are read.
+bool VerifyDiffering(const BandContext& c, const Member& a, const Member& b, uint32_t differing,
+                     Found* out) {
+  ++out->verifications;
+  const bool in_bins = a.features > c.exact_capacity && b.features > c.exact_capacity;
+  if (in_bins && c.reject->RejectsDiffering(differing, a.features, b.features)) return false;
+  return Decide(c, a, b, a.features, b.features, out);
+}
+
+// Whether the size bound J(A, B) <= |A| / |B| leaves a pair below the threshold minus its margin
+// (the most Verify could accept or list): it is not verified, as Verify would reject it.
+bool BelowSizeBound(const BandContext& c, uint32_t features_a, uint32_t features_b) {
+  const double margin = c.margins == nullptr ? 0 : (*c.margins)(features_a, features_b);
+  return static_cast<double>(std::min(features_a, features_b)) / std::max(features_a, features_b) <
+         c.options.threshold - margin;
+}
+
 // The members of a run of entries (their sketches are not read here).
 void CollectMembers(const BandContext& c, std::span<const BandEntry> run,
                     std::vector<Member>* members) {
   members->clear();
   for (const BandEntry& e : run) {
-    members->push_back({e.group, e.root, 0, c.sketch(e.item)});
+    members->push_back({e.group, e.root, 0, e.item, c.sketch(e.item)});
   }
 }
 
@@ -270,21 +309,50 @@ struct RunScratch {
   std::vector<std::pair<uint64_t, uint32_t>> order;  // a long run's (sort key, member)
   std::vector<Member> ordered;                       // its members in that order
   std::vector<uint8_t> sketches;                     // their sketches, in that order
+  std::vector<uint32_t> window;     // a member's next neighbours within the size bound
+  std::vector<uint32_t> differing;  // the bits their payloads differ from the member's in
 };
 
 // Every pair of a short run whose groups are not connected yet (as the band began, or by the pairs
-// found in the run): the components the all-pairs join finds in it.
-void JoinShortRun(const BandContext& c, std::span<const Member> members, RunComponents* components,
+// found in the run): the components the all-pairs join finds in it. The bits in which each member's
+// payload differs from those of the members after it are counted in one call.
+void JoinShortRun(const BandContext& c, std::span<Member> members, RunScratch* scratch,
                   Found* out) {
+  RunComponents* components = &scratch->components;
   components->Reset(members);
   const auto n = static_cast<uint32_t>(members.size());
+  if (c.reject == nullptr) {
+    for (uint32_t x = 0; x + 1 < n; ++x) {
+      for (uint32_t y = x + 1; y < n; ++y) {
+        if (components->Connected(x, y)) {
+          ++out->connected;
+          continue;
+        }
+        if (Verify(c, members[x], members[y], out)) components->Unite(x, y);
+      }
+    }
+    return;
+  }
+  std::vector<uint32_t>& items = scratch->window;
+  std::vector<uint32_t>& differing = scratch->differing;
+  items.resize(n);
+  differing.resize(n);
+  for (uint32_t i = 0; i < n; ++i) {
+    members[i].features = SketchFeatureCount(members[i].sketch);
+    items[i] = members[i].item;
+  }
+  const uint8_t* base = c.sketch(0);
   for (uint32_t x = 0; x + 1 < n; ++x) {
+    c.reject->CountDiffering(members[x].sketch, base, c.sketch_bytes, items.data() + x + 1,
+                             n - x - 1, differing.data());
     for (uint32_t y = x + 1; y < n; ++y) {
       if (components->Connected(x, y)) {
         ++out->connected;
         continue;
       }
-      if (Verify(c, members[x], members[y], out)) components->Unite(x, y);
+      if (VerifyDiffering(c, members[x], members[y], differing[y - x - 1], out)) {
+        components->Unite(x, y);
+      }
     }
   }
 }
@@ -344,17 +412,44 @@ void JoinLongRun(const BandContext& c, size_t band, std::span<Member> members, R
       const uint32_t a = order[x].second;
       for (size_t y = x + 1; y < n && y <= x + neighbours; ++y) {
         const uint32_t b = order[y].second;
-        const uint32_t fa = ordered[x].features, fb = ordered[y].features;
-        const double margin = c.margins == nullptr ? 0 : (*c.margins)(fa, fb);
-        if (static_cast<double>(std::min(fa, fb)) / std::max(fa, fb) <
-            c.options.threshold - margin) {
-          continue;
-        }
+        if (BelowSizeBound(c, ordered[x].features, ordered[y].features)) continue;
         if (components->Connected(a, b)) {
           ++out->connected;
           continue;
         }
         if (Verify(c, ordered[x], ordered[y], out)) components->Unite(a, b);
+      }
+    }
+  };
+  // The same, for members whose sketches follow each other in `sketches` in their order: each
+  // member's neighbours within the size bound are listed without a branch, and the bits in which
+  // their payloads differ from its own counted in one call (most verifications end there).
+  auto join_window = [&](std::span<const Member> ordered, const uint8_t* sketches,
+                         size_t neighbours) {
+    std::vector<uint32_t>& window = scratch->window;
+    std::vector<uint32_t>& differing = scratch->differing;
+    window.resize(neighbours);
+    differing.resize(neighbours);
+    for (size_t x = 0; x < n; ++x) {
+      const uint32_t fa = ordered[x].features;
+      const size_t end = std::min<size_t>(n, x + 1 + neighbours);
+      size_t count = 0;
+      for (size_t y = x + 1; y < end; ++y) {
+        window[count] = static_cast<uint32_t>(y);
+        count += !BelowSizeBound(c, fa, ordered[y].features);
+      }
+      c.reject->CountDiffering(ordered[x].sketch, sketches, c.sketch_bytes, window.data(), count,
+                               differing.data());
+      const uint32_t a = order[x].second;
+      for (size_t k = 0; k < count; ++k) {
+        const uint32_t y = window[k], b = order[y].second;
+        if (components->Connected(a, b)) {
+          ++out->connected;
+          continue;
+        }
+        if (VerifyDiffering(c, ordered[x], ordered[y], differing[k], out)) {
+          components->Unite(a, b);
+        }
       }
     }
   };
@@ -378,7 +473,11 @@ void JoinLongRun(const BandContext& c, size_t band, std::span<Member> members, R
     ordered[x] = members[order[x].second];
     ordered[x].sketch = copy;
   }
-  join_neighbours(ordered, kBinNeighbours);
+  if (c.reject != nullptr) {
+    join_window(ordered, scratch->sketches.data(), kBinNeighbours);
+  } else {
+    join_neighbours(ordered, kBinNeighbours);
+  }
 }
 
 // Sorts a bucket's entries by key, then item. The scatter leaves them in item order (each thread's
@@ -462,7 +561,7 @@ void JoinBucket(const BandContext& c, size_t band, std::span<const BandEntry> en
     }
     CollectMembers(c, run, &scratch->members);
     if (size <= kShortRun) {
-      JoinShortRun(c, scratch->members, &scratch->components, out);
+      JoinShortRun(c, scratch->members, scratch, out);
     } else {
       JoinLongRun(c, band, scratch->members, scratch, out);
     }

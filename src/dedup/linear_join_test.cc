@@ -540,6 +540,55 @@ TEST(LinearJoinTest, LongRunNeighboursFindClustersBeyondTheRepresentatives) {
   ExpectClustersJoined(**sketcher, OneRunCorpus(**sketcher, sets, true, 3), sets);
 }
 
+// In a long run each member is verified against its next 120 neighbours in the order of a 32-bit
+// word of the sketches (band 0's: the payload's fourth), within the size bound: every pair there
+// whose estimate reaches the threshold ends in one component, whatever else the run holds. One run
+// (band 0) of pairs of near-copies among unrelated documents of similar sizes.
+TEST(LinearJoinTest, LongRunWindowJoinsEveryPairItReaches) {
+  auto sketcher = Sketcher::Create({});
+  ASSERT_TRUE(sketcher.ok());
+  std::mt19937_64 rng(24);
+  std::vector<LabelledSet> sets;
+  const uint32_t pairs = testing::Sanitized() ? 200 : 600;
+  for (uint32_t c = 0; c < pairs; ++c) {
+    const std::vector<uint64_t> base = RandomSet(rng, 300 + rng() % 200);
+    sets.push_back({base, c});
+    sets.push_back({Variant(rng, base, Uniform(rng, 0.82, 0.95)), c});
+  }
+  for (size_t i = 0; i < 2 * pairs; ++i) sets.push_back({RandomSet(rng, 300 + rng() % 200)});
+  std::shuffle(sets.begin(), sets.end(), rng);
+  const Corpus corpus = OneRunCorpus(**sketcher, sets, true, 4);
+  const size_t n = corpus.size();
+  std::vector<std::pair<uint32_t, uint32_t>> order;  // (band 0's word, member)
+  for (uint32_t d = 0; d < n; ++d) {
+    uint32_t word;
+    std::memcpy(&word, corpus.sketch(d) + 4 + 4 * 3, sizeof(word));
+    order.emplace_back(word, d);
+  }
+  std::sort(order.begin(), order.end());
+  for (int threads : {1, 2}) {
+    SCOPED_TRACE(threads);
+    auto got = LinearJoin(InputOf(**sketcher, corpus), OptionsOf(0.8, threads));
+    ASSERT_TRUE(got.ok()) << got.status().ToString();
+    const std::vector<uint32_t> components = Components(n, got->pairs);
+    size_t reached = 0;
+    for (size_t x = 0; x < n; ++x) {
+      for (size_t y = x + 1; y < n && y <= x + 120; ++y) {
+        const uint32_t a = order[x].second, b = order[y].second;
+        const uint32_t fa = SketchFeatureCount(corpus.sketch(a)),
+                       fb = SketchFeatureCount(corpus.sketch(b));
+        if (static_cast<double>(std::min(fa, fb)) / std::max(fa, fb) < 0.8 ||
+            (*sketcher)->Estimate(corpus.sketch(a), corpus.sketch(b)) < 0.8) {
+          continue;
+        }
+        ++reached;
+        EXPECT_EQ(components[a], components[b]) << "members " << a << " and " << b;
+      }
+    }
+    EXPECT_GT(reached, pairs / 3);
+  }
+}
+
 // A corpus of short and long runs, over more items than one pass of the smallest sort array holds
 // (65536 values): the corpus of DefaultShape three times (identical copies), a long run of 300
 // near-copies sharing band 3's key, and filler documents with random keys.

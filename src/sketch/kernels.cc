@@ -52,6 +52,19 @@ uint32_t DifferingBitsPortable(const uint8_t* a, const uint8_t* b, size_t bytes)
   return DifferingBitsWords(a, b, bytes);
 }
 
+inline void DifferingBitsManyWords(const uint8_t* a, const uint8_t* base, size_t stride,
+                                   const uint32_t* index, size_t count, size_t bytes,
+                                   uint32_t* out) {
+  for (size_t i = 0; i < count; ++i) {
+    out[i] = DifferingBitsWords(a, base + uint64_t{index[i]} * stride, bytes);
+  }
+}
+
+void DifferingBitsManyPortable(const uint8_t* a, const uint8_t* base, size_t stride,
+                               const uint32_t* index, size_t count, size_t bytes, uint32_t* out) {
+  DifferingBitsManyWords(a, base, stride, index, count, bytes, out);
+}
+
 // values[i] = m_j + j - i (before the remix), from the last bin down; branch-free with masks (GCC
 // turns conditional expressions here into a branch that mispredicts: which bins are empty is
 // random).
@@ -221,6 +234,43 @@ __attribute__((target("avx512f,avx512vpopcntdq,popcnt"))) uint32_t DifferingBits
   return static_cast<uint32_t>(total) + DifferingBitsWords(a + i, b + i, bytes - i);
 }
 
+__attribute__((target("popcnt"))) void DifferingBitsManyPopcnt(const uint8_t* a,
+                                                               const uint8_t* base, size_t stride,
+                                                               const uint32_t* index, size_t count,
+                                                               size_t bytes, uint32_t* out) {
+  DifferingBitsManyWords(a, base, stride, index, count, bytes, out);
+}
+
+// The sum of the eight lanes (stored: GCC 12 reports the undefined upper part that
+// _mm512_castsi512_si256 and _mm512_reduce_add_epi64 leave as uninitialized).
+__attribute__((target("avx512f"))) inline uint64_t SumLanes(__m512i v) {
+  alignas(64) uint64_t lanes[8];
+  _mm512_store_si512(lanes, v);
+  return ((lanes[0] + lanes[1]) + (lanes[2] + lanes[3])) +
+         ((lanes[4] + lanes[5]) + (lanes[6] + lanes[7]));
+}
+
+// A sketch's payload of 128 bytes (1024 1-bit bins, the default) held in two registers; other
+// lengths by DifferingBitsAvx512.
+__attribute__((target("avx512f,avx512vpopcntdq,popcnt"))) void DifferingBitsManyAvx512(
+    const uint8_t* a, const uint8_t* base, size_t stride, const uint32_t* index, size_t count,
+    size_t bytes, uint32_t* out) {
+  if (bytes != 128) {
+    for (size_t i = 0; i < count; ++i) {
+      out[i] = DifferingBitsAvx512(a, base + uint64_t{index[i]} * stride, bytes);
+    }
+    return;
+  }
+  const __m512i a0 = _mm512_loadu_si512(a), a1 = _mm512_loadu_si512(a + 64);
+  for (size_t i = 0; i < count; ++i) {
+    const uint8_t* b = base + uint64_t{index[i]} * stride;
+    const __m512i x0 = _mm512_xor_si512(_mm512_loadu_si512(b), a0);
+    const __m512i x1 = _mm512_xor_si512(_mm512_loadu_si512(b + 64), a1);
+    out[i] = static_cast<uint32_t>(
+        SumLanes(_mm512_add_epi64(_mm512_popcnt_epi64(x0), _mm512_popcnt_epi64(x1))));
+  }
+}
+
 #endif  // NEARDUP_X86
 
 }  // namespace
@@ -253,6 +303,20 @@ DifferingBitsFn ChooseDifferingBits() {
   }
 #endif
   return DifferingBitsPortable;
+}
+
+DifferingBitsManyFn ChooseDifferingBitsMany() {
+#if NEARDUP_X86
+  switch (ActiveSimdLevel()) {
+    case SimdLevel::kAvx512:
+      return DifferingBitsManyAvx512;
+    case SimdLevel::kAvx2:
+      return DifferingBitsManyPopcnt;
+    case SimdLevel::kPortable:
+      break;
+  }
+#endif
+  return DifferingBitsManyPortable;
 }
 
 void RemixShifted(const uint64_t* hashes, size_t n, int shift, uint64_t* remixed) {

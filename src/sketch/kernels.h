@@ -28,6 +28,15 @@ using DifferingBitsFn = uint32_t (*)(const uint8_t* a, const uint8_t* b, size_t 
 // The version for ActiveSimdLevel(), chosen once by callers that compare many pairs.
 DifferingBitsFn ChooseDifferingBits();
 
+// One stream against several: out[i] = DifferingBits(a, base + index[i] * stride, bytes) for
+// i < count. A join compares a document with a window of its neighbours, stored one after another
+// `stride` bytes apart: one call, a's bytes loaded once.
+using DifferingBitsManyFn = void (*)(const uint8_t* a, const uint8_t* base, size_t stride,
+                                     const uint32_t* index, size_t count, size_t bytes,
+                                     uint32_t* out);
+
+DifferingBitsManyFn ChooseDifferingBitsMany();
+
 }  // namespace neardup::sketch_internal
 
 #endif  // NEARDUP_SKETCH_KERNELS_H_

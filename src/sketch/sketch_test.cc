@@ -8,6 +8,8 @@
 #include <cmath>
 #include <random>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "neardup/cpu.h"
 #include "simd_levels.h"
@@ -189,6 +191,47 @@ TEST(SketchKernelsTest, DifferingBitsOnEveryLevel) {
         EXPECT_EQ(differing(a.data() + offset, b.data() + offset, bytes), want)
             << SimdLevelName(level) << " bytes " << bytes << " offset " << offset;
       }
+    }
+  }
+  SetSimdLevel(DetectedSimdLevel());
+}
+
+// One stream against many stored `stride` bytes apart, picked by index, on every SIMD level: the
+// sketch's payload (128 bytes at an offset of 4, stride 132) and other lengths, against a
+// bit-by-bit count.
+TEST(SketchKernelsTest, DifferingBitsManyOnEveryLevel) {
+  std::mt19937_64 rng(6);
+  for (SimdLevel level : testing::SimdLevelsToTest()) {
+    SetSimdLevel(level);
+    const sketch_internal::DifferingBitsManyFn many = sketch_internal::ChooseDifferingBitsMany();
+    for (const auto& [bytes, stride] : std::vector<std::pair<size_t, size_t>>{
+             {128, 132}, {128, 128}, {0, 8}, {64, 72}, {136, 140}, {256, 260}}) {
+      const size_t streams = 40;
+      std::vector<uint8_t> a(stride), store(streams * stride);
+      for (uint8_t& byte : a) byte = static_cast<uint8_t>(rng());
+      for (size_t s = 0; s < streams; ++s) {
+        for (size_t i = 0; i < stride; ++i) {
+          // From identical to unrelated bytes.
+          store[s * stride + i] =
+              s % 4 == 0 ? a[i] : static_cast<uint8_t>(a[i] ^ (rng() & rng() & rng()));
+        }
+      }
+      std::vector<uint32_t> index;
+      for (size_t k = 0; k < 3 * streams; ++k)
+        index.push_back(static_cast<uint32_t>(rng() % streams));
+      const size_t offset = stride - bytes;
+      std::vector<uint32_t> out(index.size() + 1, 12345);
+      many(a.data() + offset, store.data() + offset, stride, index.data(), index.size(), bytes,
+           out.data());
+      for (size_t k = 0; k < index.size(); ++k) {
+        uint32_t want = 0;
+        for (size_t i = 0; i < bytes * 8; ++i) {
+          want += ((a[offset + i / 8] ^ store[index[k] * stride + offset + i / 8]) >> (i % 8)) & 1;
+        }
+        ASSERT_EQ(out[k], want) << SimdLevelName(level) << " bytes " << bytes << " stride "
+                                << stride << " stream " << index[k];
+      }
+      EXPECT_EQ(out[index.size()], 12345u);  // nothing written past count
     }
   }
   SetSimdLevel(DetectedSimdLevel());
