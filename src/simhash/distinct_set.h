@@ -56,7 +56,7 @@ class DistinctHashSet {
   std::span<const uint64_t> hashes() const { return hashes_; }
 
  private:
-  static constexpr size_t kInitialSlots = 2048;
+  static constexpr size_t kInitialSlots = 1024;
 
   // Puts `hash` in the table unless it is there; returns whether it was new. The table must have a
   // free slot. The search stops at the hash or at a free slot, and the hash is written there either
