@@ -87,9 +87,10 @@ void CompareWithFirstMembers(const SketchFile& file, size_t bytes,
 // Spilled signatures are grouped by their hashes (GroupIdenticalFingerprints, in bounded memory);
 // a member whose fingerprint or sketch differs from its group's first member (two signatures with
 // one hash) is given a group of its own.
-Grouping GroupBySpilledSignature(Signatures signatures, const IndexMatches& index_matches,
-                                 const DocumentTable& table, const JobSettings& settings,
-                                 const SketchFile* sketch_file, const BandKeyFiles* band_files) {
+Result<Grouping> GroupBySpilledSignature(Signatures signatures, const IndexMatches& index_matches,
+                                         const DocumentTable& table, const JobSettings& settings,
+                                         const SketchFile* sketch_file,
+                                         const BandKeyFiles* band_files) {
   const size_t bytes = settings.signer.sketch_bytes();
   Grouping grouping;
   std::vector<uint32_t>& group_of = grouping.group_of;
@@ -116,11 +117,14 @@ Grouping GroupBySpilledSignature(Signatures signatures, const IndexMatches& inde
   }
   std::vector<uint8_t> differs(compared.size(), 0);
   constexpr size_t kBlock = 4096;
+  // Two reads at random a member: at 100M documents about 16 s, so Ctrl-C is heard within a block.
   util_internal::ParallelFor((compared.size() + kBlock - 1) / kBlock, settings.threads,
                              [&](size_t block) {
+                               if (!settings.Cancelled().ok()) return;
                                CompareWithFirstMembers(*sketch_file, bytes, group_of, first,
                                                        block * kBlock, kBlock, compared, &differs);
                              });
+  NEARDUP_RETURN_IF_ERROR(settings.Cancelled());
   bool split = false;
   size_t at = 0;  // in `compared`
   for (uint32_t d = 0; d < group_of.size(); ++d) {
@@ -472,8 +476,8 @@ double Grouping::Jaccard(const Sketcher& sketcher, uint32_t a, uint32_t b) const
   return sketcher.Estimate(SketchOf(a, bytes, &buffer_a), SketchOf(b, bytes, &buffer_b));
 }
 
-Grouping GroupDocuments(Signatures signatures, const IndexMatches& index_matches,
-                        const DocumentTable& table, const JobSettings& settings) {
+Result<Grouping> GroupDocuments(Signatures signatures, const IndexMatches& index_matches,
+                                const DocumentTable& table, const JobSettings& settings) {
   if (signatures.spill != nullptr) {
     const SketchFile* sketch_file = signatures.sketch_file;
     const BandKeyFiles* band_files = signatures.band_files;

@@ -89,9 +89,10 @@ struct Grouping {
 // documents that are neither in `index_matches` nor without features, compacting the signatures
 // in place to one per group. Spilled signatures (Signatures::spill) are grouped by their
 // signature hashes, each member checked against its group's first by fingerprint and sketch. The
-// result does not depend on settings.threads.
-Grouping GroupDocuments(Signatures signatures, const IndexMatches& index_matches,
-                        const DocumentTable& table, const JobSettings& settings);
+// result does not depend on settings.threads. Cancelled once the job is (the checks of spilled
+// members stop within a block of them).
+Result<Grouping> GroupDocuments(Signatures signatures, const IndexMatches& index_matches,
+                                const DocumentTable& table, const JobSettings& settings);
 
 // What the join found.
 struct Clusters {

@@ -411,8 +411,10 @@ Result<std::vector<bool>> DecideAndWrite(Signatures signatures, const DocumentTa
   }
   start = Clock::now();
   progress->Stage("join");
-  Grouping grouping =
+  auto grouped =
       dedup_internal::GroupDocuments(std::move(signatures), *index_matches, table, settings);
+  if (!grouped.ok()) return grouped.status();
+  Grouping grouping = std::move(*grouped);
   // Boundary pairs are decided from the texts, read again (DecideBoundary chose documents whose
   // feature sets fit in a sixteenth of the memory limit).
   const dedup_internal::ExactJaccardFunction exact =

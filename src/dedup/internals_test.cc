@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -153,7 +154,17 @@ TEST(SpilledSignatureGroupsTest, CollidingHashesAreSplitByFingerprintAndSketch) 
     DocumentTable table;
     table.documents = kDocuments;
     const JobSettings settings{options, (*signer)->options(), **signer, threads};
-    const Grouping grouping = GroupDocuments(std::move(signatures), {}, table, settings);
+    // A job cancelled (Ctrl-C) by then stops at the checks of members, with Cancelled.
+    std::atomic<bool> cancel{true};
+    DedupOptions cancelled_options = options;
+    cancelled_options.cancel = &cancel;
+    const JobSettings cancelled{cancelled_options, (*signer)->options(), **signer, threads};
+    Signatures copy = signatures;
+    const auto stopped = GroupDocuments(std::move(copy), {}, table, cancelled);
+    EXPECT_EQ(stopped.status().code(), Status::Code::kCancelled) << stopped.status().ToString();
+    const auto grouped = GroupDocuments(std::move(signatures), {}, table, settings);
+    ASSERT_TRUE(grouped.ok()) << grouped.status().ToString();
+    const Grouping& grouping = *grouped;
     EXPECT_EQ(grouping.group_of, want);
     ASSERT_EQ(grouping.first_member.size(), grouping.size());
     for (uint32_t g = 0; g < grouping.size(); ++g) {
