@@ -30,12 +30,13 @@ wasm: deps
 	@echo "wasm: the npm package is in $(RELEASE)/wasm/js"
 
 # The sanitizer build is for the tests only, and built to be quick: line tables only (-g1, enough for
-# ASan's reports), a unity build (the library and the CLI compile in a few large files: CLI11 is
-# header-only and heavy), and executables that are not position-independent (no start-up relocation
-# of ASan's metadata in each of the CLI tests' processes). The Release build stays file by file, so
-# that a missing #include still fails there. The Python extension is tested in the Release build only:
-# an instrumented extension cannot be loaded by the uninstrumented interpreter without preloading the
-# sanitizer runtime, whose leak reports would then be CPython's.
+# ASan's reports), a unity build (the library compiles in a few large files), the tests' own code at
+# -O0 (CMakeLists.txt), and executables that are not position-independent (no start-up relocation of
+# ASan's metadata in each of the CLI tests' processes). The Release build keeps the library file by
+# file, so that a missing #include in it still fails (the CLI is batched in both: cli/CMakeLists.txt).
+# The Python extension is tested in the Release build only: an instrumented extension
+# cannot be loaded by the uninstrumented interpreter without preloading the sanitizer runtime, whose
+# leak reports would then be CPython's.
 asan: deps
 	@cmake -S . -B $(ASAN) -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG=-g1 -DCMAKE_UNITY_BUILD=ON \
 	  -DNEARDUP_SANITIZE=ON -DNEARDUP_BUILD_BENCH=OFF -DNEARDUP_BUILD_PYTHON=OFF $(CMAKE_FLAGS) >/dev/null

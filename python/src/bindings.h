@@ -39,6 +39,10 @@ T ValueOrThrow(Result<T> result) {
 // otherwise. Call with the GIL held.
 std::string TextArgument(py::handle value, std::string_view what);
 
+// Single texts at least this long are signed, inserted or queried with the GIL released (shorter
+// ones would pay more for taking the GIL back than they gain).
+inline constexpr size_t kReleaseGilBytes = size_t{32} << 10;
+
 // Shared by the batch calls (signing.cc). The worker threads of a batch: `threads`, or one per core
 // for 0 (ValueError out of range).
 int ResolveThreads(int threads);

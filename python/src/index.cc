@@ -25,8 +25,6 @@ namespace neardup::python {
 
 namespace {
 
-// Single texts at least this long are handled with the GIL released.
-constexpr size_t kReleaseGilBytes = size_t{32} << 10;
 constexpr size_t kMaxIdBytes = 65535;
 
 // An id: a str, as UTF-8 (lone surrogates as surrogateescape gives them back: ids read from files

@@ -12,7 +12,7 @@
 //
 // Threads: Segmenter and KeywordExtractor keep scratch buffers and are not thread-safe, so each
 // object here keeps a small pool of them and any number of Python threads can call it at once.
-// Texts of kReleaseGilBytes or more are processed with the GIL released; Python objects are only
+// Texts of kCutReleaseGilBytes or more are processed with the GIL released; Python objects are only
 // touched with it held.
 //
 // Text arguments: str (the fast path), bytes (UTF-8, rejected with the byte offset of the first
@@ -43,7 +43,7 @@ namespace {
 // Texts at least this long (in UTF-8 bytes) are cut with the GIL released. Shorter ones take a few
 // microseconds: releasing the GIL would cost more than it gives, and taking it back can wait for
 // another thread's switch interval.
-constexpr size_t kReleaseGilBytes = 4096;
+constexpr size_t kCutReleaseGilBytes = 4096;
 
 // Scratch word lists larger than this are not kept between calls.
 constexpr size_t kMaxKeptWords = size_t{1} << 20;
@@ -500,7 +500,7 @@ class Tokenizer {
     words.clear();
     Status status;
     {
-      MaybeReleaseGil release(input.text().size() >= kReleaseGilBytes);
+      MaybeReleaseGil release(input.text().size() >= kCutReleaseGilBytes);
       if (options.mode == CutMode::kSearch) {
         // The default cut, expanded here: the library's kSearch allocates for every word.
         std::vector<std::string_view>& cut = scratch->default_words;
@@ -602,7 +602,7 @@ class Keywords {
     auto scratch = pool_.Take([this] { return std::make_unique<ExtractorScratch>(model_); });
     TextInput input(sentence, "sentence", &scratch->utf8);
     auto keywords = [&] {
-      MaybeReleaseGil release(input.text().size() >= kReleaseGilBytes);
+      MaybeReleaseGil release(input.text().size() >= kCutReleaseGilBytes);
       return scratch->extractor.Extract(input.text(), top);
     }();
     TrimBuffer(&scratch->utf8);

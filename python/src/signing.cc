@@ -42,10 +42,6 @@
 
 namespace neardup::python {
 
-// Single texts at least this long are signed with the GIL released (shorter ones would pay more for
-// taking the GIL back than they gain).
-inline constexpr size_t kReleaseGilBytes = size_t{32} << 10;
-
 // 0: one thread per core; otherwise 1..1024 (the CLI's --threads). ValueError outside.
 int ResolveThreads(int threads) {
   if (threads < 0 || threads > 1024) {
