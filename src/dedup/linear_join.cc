@@ -135,6 +135,7 @@ struct BandContext {
   const std::vector<uint32_t>& root;
   const BoundaryMargins* margins;  // null: no boundary pairs
   const FastReject* reject;        // null: every pair goes to the estimate
+  const SizeBound& size_bound;
   size_t sketch_bytes;
   uint32_t exact_capacity;
   SketchLookup sketch;
@@ -254,14 +255,6 @@ bool VerifyDiffering(const BandContext& c, const Member& a, const Member& b, uin
   return Decide(c, a, b, a.features, b.features, out);
 }
 
-// Whether the size bound J(A, B) <= |A| / |B| leaves a pair below the threshold minus its margin
-// (the most Verify could accept or list): it is not verified, as Verify would reject it.
-bool BelowSizeBound(const BandContext& c, uint32_t features_a, uint32_t features_b) {
-  const double margin = c.margins == nullptr ? 0 : (*c.margins)(features_a, features_b);
-  return static_cast<double>(std::min(features_a, features_b)) / std::max(features_a, features_b) <
-         c.options.threshold - margin;
-}
-
 // The members of a run of entries (their sketches are not read here).
 void CollectMembers(const BandContext& c, std::span<const BandEntry> run,
                     std::vector<Member>* members) {
@@ -291,10 +284,12 @@ class RunComponents {
     return i;
   }
   bool Connected(uint32_t a, uint32_t b) { return Find(a) == Find(b); }
-  void Unite(uint32_t a, uint32_t b) {
+  // Returns the root of the united component.
+  uint32_t Unite(uint32_t a, uint32_t b) {
     a = Find(a);
     b = Find(b);
-    if (a != b) parent_[std::max(a, b)] = std::min(a, b);
+    parent_[std::max(a, b)] = std::min(a, b);
+    return std::min(a, b);
   }
 
  private:
@@ -412,7 +407,7 @@ void JoinLongRun(const BandContext& c, size_t band, std::span<Member> members, R
       const uint32_t a = order[x].second;
       for (size_t y = x + 1; y < n && y <= x + neighbours; ++y) {
         const uint32_t b = order[y].second;
-        if (BelowSizeBound(c, ordered[x].features, ordered[y].features)) continue;
+        if (c.size_bound.Below(ordered[x].features, ordered[y].features)) continue;
         if (components->Connected(a, b)) {
           ++out->connected;
           continue;
@@ -436,19 +431,21 @@ void JoinLongRun(const BandContext& c, size_t band, std::span<Member> members, R
       size_t count = 0;
       for (size_t y = x + 1; y < end; ++y) {
         window[count] = static_cast<uint32_t>(y);
-        count += !BelowSizeBound(c, fa, ordered[y].features);
+        count += !c.size_bound.Below(fa, ordered[y].features);
       }
       c.reject->CountDiffering(ordered[x].sketch, sketches, c.sketch_bytes, window.data(), count,
                                differing.data());
       const uint32_t a = order[x].second;
+      // The root of a's component, which changes only when a pair is found.
+      uint32_t root_a = components->Find(a);
       for (size_t k = 0; k < count; ++k) {
         const uint32_t y = window[k], b = order[y].second;
-        if (components->Connected(a, b)) {
+        if (components->Find(b) == root_a) {
           ++out->connected;
           continue;
         }
         if (VerifyDiffering(c, ordered[x], ordered[y], differing[k], out)) {
-          components->Unite(a, b);
+          root_a = components->Unite(a, b);
         }
       }
     }
@@ -903,6 +900,22 @@ void CapBoundary(double threshold, size_t max_boundary, bool band_end, Found* fo
 
 }  // namespace
 
+SizeBound::SizeBound(double threshold, const BoundaryMargins* margins, uint32_t unions)
+    : threshold_(threshold), margins_(margins), cuts_(unions) {
+  for (uint32_t u = 0; u < unions; ++u) {
+    uint32_t lo = 0, hi = u / 2 + 1;  // min(a, b) <= u / 2: the cut is at most u / 2 + 1
+    while (lo < hi) {
+      const uint32_t mid = lo + (hi - lo) / 2;
+      if (BelowByDivision(mid, u - mid)) {
+        lo = mid + 1;
+      } else {
+        hi = mid;
+      }
+    }
+    cuts_[u] = lo;
+  }
+}
+
 Result<LinearJoinResult> LinearJoin(const LinearJoinInput& input,
                                     const LinearJoinOptions& options) {
   if (input.items >= UINT32_MAX) return Status::InvalidArgument("too many documents for one join");
@@ -918,11 +931,14 @@ Result<LinearJoinResult> LinearJoin(const LinearJoinInput& input,
   const std::vector<uint64_t> joining = JoiningItems(input);
   std::vector<uint32_t> root(input.groups);
   for (uint32_t g = 0; g < input.groups; ++g) root[g] = g;
+  const SizeBound size_bound(options.threshold, margins.get(),
+                             2 * static_cast<uint32_t>(sketcher.options().bins) + 1);
   const BandContext context{input,
                             options,
                             root,
                             margins.get(),
                             reject.get(),
+                            size_bound,
                             sketcher.sketch_bytes(),
                             static_cast<uint32_t>(sketcher.exact_capacity()),
                             {input.sketches, sketcher.sketch_bytes()},

@@ -27,6 +27,7 @@
 #ifndef NEARDUP_DEDUP_LINEAR_JOIN_H_
 #define NEARDUP_DEDUP_LINEAR_JOIN_H_
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <functional>
@@ -100,6 +101,38 @@ struct LinearJoinResult {
 
 // InvalidArgument for 2^32 - 1 items or more; errors of band_keys; Cancelled.
 Result<LinearJoinResult> LinearJoin(const LinearJoinInput& input, const LinearJoinOptions& options);
+
+// The size bound of the join: J(A, B) <= min(|A|, |B|) / max(|A|, |B|), so a pair whose bound is
+// below the threshold minus the pair's margin (the least estimate Verify could accept or list at
+// the boundary) is not verified.
+class SizeBound {
+ public:
+  // margins: null for none. Cuts are kept for unions of fewer than `unions` features.
+  SizeBound(double threshold, const BoundaryMargins* margins, uint32_t unions);
+
+  // The bound's definition: the quotient in double precision, compared with the threshold minus
+  // the margin.
+  bool BelowByDivision(uint32_t features_a, uint32_t features_b) const {
+    const double margin = margins_ == nullptr ? 0 : (*margins_)(features_a, features_b);
+    return static_cast<double>(std::min(features_a, features_b)) /
+               std::max(features_a, features_b) <
+           threshold_ - margin;
+  }
+
+  // The same answer. For a union size u = a + b, BelowByDivision is true exactly for min(a, b)
+  // below a cut (the rounded quotient min / (u - min) never falls as min grows, and the margin
+  // depends on u alone): below `unions`, a comparison with that cut instead of a division.
+  bool Below(uint32_t features_a, uint32_t features_b) const {
+    const uint64_t u = uint64_t{features_a} + features_b;
+    if (u < cuts_.size()) return std::min(features_a, features_b) < cuts_[u];
+    return BelowByDivision(features_a, features_b);
+  }
+
+ private:
+  double threshold_;
+  const BoundaryMargins* margins_;
+  std::vector<uint32_t> cuts_;  // by union size
+};
 
 }  // namespace neardup::dedup_internal
 

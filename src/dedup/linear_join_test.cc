@@ -938,5 +938,41 @@ TEST(LinearJoinTest, ReaderErrorsAndCancellation) {
   EXPECT_EQ(empty->verifications, 0u);
 }
 
+// The size bound by its cuts answers as its definition (the division) for every pair of sizes up to
+// past the cuts' end and for large ones, with margins of several sketches and without.
+TEST(SizeBoundTest, CutsAnswerAsTheDivision) {
+  struct Case {
+    SketchOptions sketch;
+    double threshold;
+    double sigmas;  // 0: no margins
+  };
+  for (const Case& k : {Case{{}, 0.8, 3}, Case{{}, 0.8, 0}, Case{{}, 0.5, 3}, Case{{}, 0.95, 1.5},
+                        Case{{256, 1, 16, 5}, 0.8, 3}}) {
+    std::unique_ptr<BoundaryMargins> margins;
+    if (k.sigmas > 0) {
+      margins = std::make_unique<BoundaryMargins>(k.sketch, k.threshold, k.sigmas);
+    }
+    const auto unions = 2 * static_cast<uint32_t>(k.sketch.bins) + 1;
+    const SizeBound bound(k.threshold, margins.get(), unions);
+    uint64_t below = 0;
+    for (uint32_t a = 0; a <= unions + 40; ++a) {
+      for (uint32_t b = 0; b <= unions + 40; ++b) {
+        ASSERT_EQ(bound.Below(a, b), bound.BelowByDivision(a, b))
+            << a << ", " << b << " threshold " << k.threshold << " sigmas " << k.sigmas;
+        below += bound.Below(a, b);
+      }
+    }
+    // Both answers occur (a bound that is never or always below would agree trivially).
+    EXPECT_GT(below, uint64_t{unions} * unions / 8);
+    EXPECT_LT(below, uint64_t{unions + 41} * (unions + 41));
+    std::mt19937_64 random(7);
+    for (int i = 0; i < 100000; ++i) {
+      const auto a = static_cast<uint32_t>(random()), b = static_cast<uint32_t>(random() >> 40);
+      ASSERT_EQ(bound.Below(a, b), bound.BelowByDivision(a, b)) << a << ", " << b;
+      ASSERT_EQ(bound.Below(b, a), bound.BelowByDivision(b, a)) << b << ", " << a;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace neardup::dedup_internal
