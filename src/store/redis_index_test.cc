@@ -63,7 +63,8 @@ class RedisIndexTest : public ::testing::TestWithParam<DedupMethod> {
 // symbol-only lines.
 std::vector<std::string> Corpus(size_t real) {
   std::vector<std::string> texts = neardup::testing::MakeCorpus(40, 8, 7);
-  const std::string path = ::testing::TempDir() + "/redis-help.txt";
+  const neardup::testing::TempDir dir;
+  const std::string path = dir.Path("help.txt");
   const std::string command =
       "/usr/bin/python3 " + std::string(NEARDUP_SOURCE_DIR) + "/bench/corpus/help_text.py en-US " +
       path + " --per paragraph --limit " + std::to_string(real) + " >/dev/null 2>&1";
@@ -287,10 +288,9 @@ TEST_P(RedisIndexTest, CompactKeepsTheAnswers) {
   EXPECT_LT(third->entries_after, third->entries_before);
   check("after removing and compacting again");
   // The embedded store has nothing to compact.
-  const std::string dir = ::testing::TempDir() + "/compact-embedded-" +
-                          std::string(DedupMethodName(method)) + "-" + std::to_string(getpid());
+  const neardup::testing::TempDir temp;  // removed after the store below is closed
   IndexStoreOptions embedded = Options(method);
-  auto local = IndexStore::Open(dir, embedded);
+  auto local = IndexStore::Open(temp.Path("embedded"), embedded);
   ASSERT_TRUE(local.ok()) << local.status().ToString();
   EXPECT_EQ((*local)->Compact().status().code(), Status::Code::kNotSupported);
 }
