@@ -179,15 +179,16 @@ class SingleRedis {
     server->dir_ = dir;
     server->port_ = FindFreePorts(1);
     if (server->port_ < 0) return nullptr;
+    // Not daemonized: the shell's background job is the server itself, so its pid is known at
+    // once and the destructor (or the cleanup at a signal) stops it whatever fails next.
     std::string command = "redis-server --port " + std::to_string(server->port_) +
-                          " --bind 127.0.0.1 --save '' --appendonly no --daemonize yes"
-                          " --dir " +
-                          server->dir_ + " --pidfile " + server->dir_ + "/redis.pid --logfile " +
-                          server->dir_ + "/redis.log";
+                          " --bind 127.0.0.1 --save '' --appendonly no --daemonize no --dir " +
+                          server->dir_ + " --logfile " + server->dir_ + "/redis.log";
     if (!password.empty()) command += " --requirepass " + password;
-    if (!RunShell(command + " >/dev/null")) return nullptr;
-    if (!WaitFor([&] { return fs::exists(server->dir_ + "/redis.pid"); }, 10)) return nullptr;
-    server->pid_ = ReadPid(server->dir_ + "/redis.pid");
+    std::string pid;
+    if (!RunShell(command + " >/dev/null 2>&1 </dev/null & echo $!", &pid)) return nullptr;
+    server->pid_ = static_cast<pid_t>(std::atoi(pid.c_str()));
+    if (server->pid_ <= 0) return nullptr;
     RegisterProcess(server->pid_);
     const std::string ping = "redis-cli -p " + std::to_string(server->port_) + " ping 2>/dev/null";
     if (!WaitFor(
