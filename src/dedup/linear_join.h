@@ -102,26 +102,25 @@ struct LinearJoinResult {
 // InvalidArgument for 2^32 - 1 items or more; errors of band_keys; Cancelled.
 Result<LinearJoinResult> LinearJoin(const LinearJoinInput& input, const LinearJoinOptions& options);
 
-// The size bound of the join: J(A, B) <= min(|A|, |B|) / max(|A|, |B|), so a pair whose bound is
-// below the threshold minus the pair's margin (the least estimate Verify could accept or list at
-// the boundary) is not verified.
+// The size bound of the join: J(A, B) <= min(|A|, |B|) / max(|A|, |B|) for the exact Jaccard of the
+// two feature sets (the counts are their sizes), so a pair whose bound is below the threshold is
+// not a near-duplicate whatever its estimate: it is neither verified nor listed at the boundary
+// (its exact Jaccard, from the texts, could only reject it).
 class SizeBound {
  public:
-  // margins: null for none. Cuts are kept for unions of fewer than `unions` features.
-  SizeBound(double threshold, const BoundaryMargins* margins, uint32_t unions);
+  // Cuts are kept for unions of fewer than `unions` features.
+  SizeBound(double threshold, uint32_t unions);
 
-  // The bound's definition: the quotient in double precision, compared with the threshold minus
-  // the margin.
+  // The bound's definition: the quotient in double precision, compared with the threshold.
   bool BelowByDivision(uint32_t features_a, uint32_t features_b) const {
-    const double margin = margins_ == nullptr ? 0 : (*margins_)(features_a, features_b);
     return static_cast<double>(std::min(features_a, features_b)) /
                std::max(features_a, features_b) <
-           threshold_ - margin;
+           threshold_;
   }
 
   // The same answer. For a union size u = a + b, BelowByDivision is true exactly for min(a, b)
-  // below a cut (the rounded quotient min / (u - min) never falls as min grows, and the margin
-  // depends on u alone): below `unions`, a comparison with that cut instead of a division.
+  // below a cut (the rounded quotient min / (u - min) never falls as min grows): below `unions`, a
+  // comparison with that cut instead of a division.
   bool Below(uint32_t features_a, uint32_t features_b) const {
     const uint64_t u = uint64_t{features_a} + features_b;
     if (u < cuts_.size()) return std::min(features_a, features_b) < cuts_[u];
@@ -130,7 +129,6 @@ class SizeBound {
 
  private:
   double threshold_;
-  const BoundaryMargins* margins_;
   std::vector<uint32_t> cuts_;  // by union size
 };
 

@@ -1,6 +1,7 @@
 // The band join against brute force (every pair: shares a band key and estimates >= threshold).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <random>
 
@@ -99,8 +100,8 @@ TEST(BandJoinTest, EqualsBruteForceForEveryThreadCountAndThreshold) {
 }
 
 // With boundary_sigmas, a pair whose estimate is within that many EstimateSpread of the threshold
-// (at its sizes; not when both sketches are in exact form) is a boundary pair, not a pair; the rest
-// as without it. The spread is that of the formula.
+// (at its sizes; not when both sketches are in exact form) and whose sizes allow the threshold is a
+// boundary pair, not a pair; the rest as without it. The spread is that of the formula.
 TEST(BandJoinTest, BoundaryPairsAreThoseNearTheThreshold) {
   auto sketcher = Sketcher::Create({});
   ASSERT_TRUE(sketcher.ok());
@@ -117,6 +118,8 @@ TEST(BandJoinTest, BoundaryPairsAreThoseNearTheThreshold) {
     std::memcpy(&b, &corpus.sketches[p.second * bytes], 4);
     const bool exact = a <= (*sketcher)->exact_capacity() && b <= (*sketcher)->exact_capacity();
     const double margin = exact ? 0 : margins(a, b);
+    // J <= min / max for the exact Jaccard too: below the threshold, not a boundary pair.
+    if (static_cast<double>(std::min(a, b)) / std::max(a, b) < t) continue;
     if (margin > 0 && p.jaccard >= t - margin && p.jaccard < t + margin) {
       want_boundary.push_back(p);
     } else if (p.jaccard >= t) {
