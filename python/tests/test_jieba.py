@@ -514,10 +514,11 @@ def test_threads_get_the_serial_results(lines, docs):
 
 def test_long_calls_release_the_gil(lines, docs):
     # While a thread cuts a long text, this one keeps running: its longest pause is much shorter
-    # than the call (with the GIL held throughout, it would be as long).
+    # than the call (with the GIL held throughout, it would be as long, every time). A machine busy
+    # with other work can hold this thread back on its own, so each call has three tries.
     text = "\n".join(lines) * 30
-    for call in (neardup.cut, neardup.cut_for_search, neardup.extract_tags):
-        call(text[:10000])
+
+    def longest_pause(call):
         timing = {}
 
         def work():
@@ -533,4 +534,15 @@ def test_long_calls_release_the_gil(lines, docs):
             longest, last = max(longest, now - last), now
         thread.join()
         assert timing["call"] > 0.03
-        assert longest < 0.6 * timing["call"], (call, longest, timing["call"])
+        return longest, timing["call"]
+
+    for call in (neardup.cut, neardup.cut_for_search, neardup.extract_tags):
+        call(text[:10000])
+        tries = []
+        for _ in range(3):
+            longest, duration = longest_pause(call)
+            tries.append((longest, duration))
+            if longest < 0.6 * duration:
+                break
+        else:
+            raise AssertionError((call, tries))
