@@ -784,19 +784,18 @@ TEST(LinearJoinTest, PairsBelowTheSizeBoundAreNotBoundaryPairs) {
   }
   for (int i = 0; i < 200; ++i) Add(**sketcher, RandomSet(rng, 100 + rng() % 2000), &corpus);
   const BoundaryMargins margins((*sketcher)->options(), t, 3);
+  auto features = [&](uint32_t d) { return SketchFeatureCount(corpus.sketch(d)); };
   auto bound = [&](uint32_t a, uint32_t b) {
-    const uint32_t fa = SketchFeatureCount(corpus.sketch(a)),
-                   fb = SketchFeatureCount(corpus.sketch(b));
-    return static_cast<double>(std::min(fa, fb)) / std::max(fa, fb);
+    return static_cast<double>(std::min(features(a), features(b))) /
+           std::max(features(a), features(b));
   };
   // Pairs below the bound whose estimates alone would make them boundary pairs: the case at hand.
   size_t in_margin = 0;
   for (uint32_t a = 0; a < corpus.size(); ++a) {
     for (uint32_t b = a + 1; b < corpus.size(); ++b) {
       if (bound(a, b) >= t || !ShareABand(corpus, a, b)) continue;
-      const uint32_t fa = SketchFeatureCount(corpus.sketch(a)),
-                     fb = SketchFeatureCount(corpus.sketch(b));
-      in_margin += (*sketcher)->Estimate(corpus.sketch(a), corpus.sketch(b)) >= t - margins(fa, fb);
+      in_margin += (*sketcher)->Estimate(corpus.sketch(a), corpus.sketch(b)) >=
+                   t - margins(features(a), features(b));
     }
   }
   EXPECT_GT(in_margin, 20u);
@@ -1003,7 +1002,7 @@ TEST(LinearJoinTest, ReaderErrorsAndCancellation) {
 }
 
 // The size bound by its cuts answers as its definition (the division) for every pair of sizes up to
-// past the cuts' end and for large ones, with margins of several sketches and without.
+// past the cuts' end and for large ones, at several thresholds and sketch sizes.
 TEST(SizeBoundTest, CutsAnswerAsTheDivision) {
   struct Case {
     SketchOptions sketch;

@@ -134,7 +134,8 @@ void JoinBand(const BandWork& w, size_t j, std::vector<uint64_t>* values,
         const uint8_t* sketch_b = &w.sketches[b * bytes];
         const uint32_t count_a = SketchFeatureCount(sketch_a),
                        count_b = SketchFeatureCount(sketch_b);
-        // J <= |A| / |B|, the exact Jaccard too: below the threshold, not even a boundary pair.
+        // J <= |A| / |B|, the exact Jaccard too: below the threshold, not even a boundary pair
+        // (without margins, EstimateIfAtLeast rejects the pair by the same bound).
         if (w.margins != nullptr &&
             static_cast<double>(std::min(count_a, count_b)) / std::max(count_a, count_b) <
                 w.threshold) {
