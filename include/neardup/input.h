@@ -55,6 +55,12 @@ class LineReader {
 
   // The path given to Open ("-" for standard input).
   virtual const std::string& path() const = 0;
+
+  // For a plain file (not decompressed, not standard input): the byte offset in the file of the
+  // next line a read returns (after the last line: the file's length), so that a line can be found
+  // again at random. kNoOffset otherwise.
+  static constexpr uint64_t kNoOffset = UINT64_MAX;
+  virtual uint64_t offset() const { return kNoOffset; }
 };
 
 // The line without its terminator ("\n" or "\r\n").

@@ -88,6 +88,9 @@ class FeatureSets {
       std::vector<uint64_t>().swap(sets_[i]);
     }
     used_features_ = 0;
+    if (DocumentLinesAt::Available(table_, files_.size())) {
+      return ReadPassAt(wanted, budget_features);
+    }
     DocumentLines lines(files_, table_, settings_.options.max_line_bytes);
     DocumentLine line;
     std::vector<BatchDocument> batch;
@@ -103,16 +106,10 @@ class FeatureSets {
         continue;
       }
       if (line.document != needed_[wanted[w]]) continue;
-      BatchDocument& d = batch.emplace_back();
-      d.needed = wanted[w++];
-      d.location = files_[line.file].name + ":" + std::to_string(line.line_number);
-      NEARDUP_RETURN_IF_ERROR(TextOf(line, &d));
-      batch_bytes += d.text.size();
+      ++w;
+      NEARDUP_RETURN_IF_ERROR(
+          Add(line, wanted[w - 1], w == wanted.size(), budget_features, &batch, &batch_bytes));
       last_file = line.file;
-      if (batch_bytes >= kBatchTextBytes || batch.size() >= kBatchDocuments || w == wanted.size()) {
-        NEARDUP_RETURN_IF_ERROR(Flush(&batch, budget_features));
-        batch_bytes = 0;
-      }
     }
     if (w < wanted.size()) {
       return Status::Internal(table_.Location(needed_[wanted[w]]) +
@@ -122,6 +119,42 @@ class FeatureSets {
   }
 
  private:
+  // ReadPass with the inputs read at random: the lines of just the wanted documents.
+  Status ReadPassAt(std::span<const size_t> wanted, uint64_t budget_features) {
+    std::vector<uint32_t> documents;
+    documents.reserve(wanted.size());
+    for (size_t i : wanted) documents.push_back(needed_[i]);
+    DocumentLinesAt lines(files_, table_, settings_.options.max_line_bytes, documents);
+    DocumentLine line;
+    std::vector<BatchDocument> batch;
+    size_t batch_bytes = 0;
+    for (size_t w = 0; w < wanted.size(); ++w) {
+      if ((w & 0xFFFF) == 0xFFFF) NEARDUP_RETURN_IF_ERROR(settings_.Cancelled());
+      auto more = lines.Next(&line);
+      if (!more.ok()) return more.status();
+      if (!*more) return Status::Internal("exact Jaccard: a document was not read");
+      NEARDUP_RETURN_IF_ERROR(
+          Add(line, wanted[w], w + 1 == wanted.size(), budget_features, &batch, &batch_bytes));
+    }
+    return Status::OK();
+  }
+
+  // Puts the line of needed document `needed` in the batch, and hashes the batch when it is full
+  // or `last`.
+  Status Add(const DocumentLine& line, size_t needed, bool last, uint64_t budget_features,
+             std::vector<BatchDocument>* batch, size_t* batch_bytes) {
+    BatchDocument& d = batch->emplace_back();
+    d.needed = needed;
+    d.location = files_[line.file].name + ":" + std::to_string(line.line_number);
+    NEARDUP_RETURN_IF_ERROR(TextOf(line, &d));
+    *batch_bytes += d.text.size();
+    if (*batch_bytes >= kBatchTextBytes || batch->size() >= kBatchDocuments || last) {
+      NEARDUP_RETURN_IF_ERROR(Flush(batch, budget_features));
+      *batch_bytes = 0;
+    }
+    return Status::OK();
+  }
+
   // The document's text, as pass 1 read it.
   Status TextOf(const DocumentLine& line, BatchDocument* d) {
     if (!files_[line.file].jsonl) {

@@ -48,14 +48,15 @@ struct DocumentPair {
 // For each pair, in order, the exact Jaccard similarity of the two documents' sets of distinct
 // feature hashes: the features the signer sketches (settings.signer's fingerprinter, with
 // FeatureWeighting::kDistinct), 1 for two empty sets. The documents are read again from `files`
-// (the inputs of pass 1, which built `table`), in order, and only those named in `pairs` are
-// parsed and hashed, on settings.threads threads.
+// (the inputs of pass 1, which built `table`): just their lines when the table records where they
+// are (DocumentLinesAt), else the inputs in order; only those named in `pairs` are parsed and
+// hashed, on settings.threads threads.
 //
 // Memory: the feature sets held at once take at most memory_budget_bytes (8 bytes a feature), plus
 // a batch of at most 1 MB of text and its features while it is hashed. The first pass over the
 // inputs keeps the sets that fit and counts the others; when some pairs are left, each further
 // pass takes the pairs whose sets fit together. A pair whose two sets alone exceed the budget gets
-// a pass of its own. A pass stops at the end of the file holding its last document.
+// a pass of its own. A pass in order stops at the end of the file holding its last document.
 //
 // Errors: InvalidArgument for a document number outside the table or a signer without distinct
 // features (the SimHash method); Internal naming "path:line" when the inputs no longer hold pass

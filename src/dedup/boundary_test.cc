@@ -10,6 +10,7 @@
 #include <atomic>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <filesystem>
 #include <functional>
 #include <optional>
@@ -292,8 +293,10 @@ struct PassOne {
   DocumentTable table;
 };
 
+// at_random: pass 1 records where the documents' lines are, so that ExactJaccards reads them at
+// random (DocumentLinesAt); else it reads the inputs in order (DocumentLines).
 PassOne RunPassOne(const DedupOptions& options, const DocumentSigner& signer, int threads,
-                   const std::string& spool) {
+                   const std::string& spool, bool at_random = false) {
   PassOne pass;
   auto files = ExpandInputs(options, spool);
   EXPECT_TRUE(files.ok()) << files.status().ToString();
@@ -302,8 +305,9 @@ PassOne RunPassOne(const DedupOptions& options, const DocumentSigner& signer, in
   std::atomic<uint64_t> documents{0}, bytes{0};
   Signatures signatures;
   const Status status = ReadDocuments(pass.files, options, signer, threads, &documents, &bytes,
-                                      &pass.table, &signatures);
+                                      &pass.table, &signatures, 0, at_random);
   EXPECT_TRUE(status.ok()) << status.ToString();
+  EXPECT_EQ(DocumentLinesAt::Available(pass.table, pass.files.size()), at_random);
   return pass;
 }
 
@@ -443,6 +447,59 @@ TEST(DocumentLinesTest, EveryDocumentAtItsLine) {
   EXPECT_EQ(lines.documents(), want.size());
 }
 
+// Every document's line read at random, alone or among others (random subsets, which read nearby
+// lines together), is the line read in order: on the whole inputs and on shard tables.
+TEST(DocumentLinesAtTest, SameLinesAsReadingInOrder) {
+  const TestInputs inputs;
+  DedupOptions options = TestOptions(inputs);
+  const auto signer = TestSigner(options);
+  ASSERT_NE(signer, nullptr);
+  std::mt19937_64 rng(17);
+  for (int shards : {0, 3}) {
+    options.shard_count = shards;
+    for (int shard = 0; shard < std::max(shards, 1); ++shard) {
+      options.shard_index = shard;
+      const PassOne pass = RunPassOne(options, *signer, 2, inputs.dir.Path("stdin"), true);
+      ASSERT_GT(pass.table.size(), 10u);
+      std::vector<DocumentLine> in_order;
+      std::vector<std::string> raws;
+      DocumentLines lines(pass.files, pass.table, options.max_line_bytes);
+      for (DocumentLine line;;) {
+        auto more = lines.Next(&line);
+        ASSERT_TRUE(more.ok()) << more.status().ToString();
+        if (!*more) break;
+        in_order.push_back(line);
+        raws.emplace_back(line.raw);
+      }
+      ASSERT_EQ(in_order.size(), pass.table.size());
+      for (int round = 0; round < 20; ++round) {
+        std::vector<uint32_t> chosen;
+        const uint64_t keep = round == 0 ? 1 : 1 + rng() % 4;  // every one, or about 1 in `keep`
+        for (uint32_t d = 0; d < pass.table.size(); ++d) {
+          if (rng() % keep == 0) chosen.push_back(d);
+        }
+        DocumentLinesAt at(pass.files, pass.table, options.max_line_bytes, chosen);
+        for (uint32_t d : chosen) {
+          DocumentLine line;
+          auto more = at.Next(&line);
+          ASSERT_TRUE(more.ok() && *more) << d << " " << more.status().ToString();
+          EXPECT_EQ(line.document, d);
+          EXPECT_EQ(line.file, in_order[d].file) << d;
+          EXPECT_EQ(line.line_number, in_order[d].line_number) << d;
+          EXPECT_EQ(line.raw, raws[d]) << d;
+          EXPECT_EQ(line.text(), line.line_number == 1 ? StripByteOrderMark(StripLineEnd(raws[d]))
+                                                       : StripLineEnd(raws[d]))
+              << d;
+        }
+        DocumentLine line;
+        auto more = at.Next(&line);
+        ASSERT_TRUE(more.ok());
+        EXPECT_FALSE(*more);
+      }
+    }
+  }
+}
+
 // Compares ExactJaccards on every pair of a pass's documents with the brute force.
 // Every pair of AllPairs over a pass's documents, with its Jaccard similarity by brute force.
 struct ExpectedJaccards {
@@ -488,18 +545,36 @@ TEST(ExactJaccardsTest, EqualsBruteForceWithEveryBudgetAndThreadCount) {
   const DedupOptions options = TestOptions(inputs);
   const auto signer = TestSigner(options);
   ASSERT_NE(signer, nullptr);
-  const PassOne pass = RunPassOne(options, *signer, 2, inputs.dir.Path("stdin"));
-  ASSERT_GT(pass.table.bad_lines.size(), 10u);
-  ASSERT_GT(pass.table.empty_documents.size(), 10u);
-  const ExpectedJaccards expected = BruteForceJaccards(inputs, *signer, pass);
-  EXPECT_GE(expected.between, 20u);
-  for (int threads : {1, 3}) {
-    // All at once; a few documents a pass; every pair alone (a budget below any one set: a pass a
-    // pair, so a sample of 400 pairs).
-    CheckAgainstBruteForce(options, *signer, pass, expected, threads, size_t{1} << 30);
-    CheckAgainstBruteForce(options, *signer, pass, expected, threads, size_t{8 * 600});
-    CheckAgainstBruteForce(options, *signer, pass, expected, threads, 1, 400);
+  for (bool at_random : {false, true}) {
+    const PassOne pass = RunPassOne(options, *signer, 2, inputs.dir.Path("stdin"), at_random);
+    ASSERT_GT(pass.table.bad_lines.size(), 10u);
+    ASSERT_GT(pass.table.empty_documents.size(), 10u);
+    const ExpectedJaccards expected = BruteForceJaccards(inputs, *signer, pass);
+    EXPECT_GE(expected.between, 20u);
+    for (int threads : {1, 3}) {
+      // All at once; a few documents a pass; every pair alone (a budget below any one set: a pass
+      // a pair, so a sample of 400 pairs).
+      CheckAgainstBruteForce(options, *signer, pass, expected, threads, size_t{1} << 30);
+      CheckAgainstBruteForce(options, *signer, pass, expected, threads, size_t{8 * 600});
+      CheckAgainstBruteForce(options, *signer, pass, expected, threads, 1, 400);
+    }
   }
+}
+
+// A decompressed input has no offsets to read at random: pass 1 records none, and the inputs are
+// read in order.
+TEST(ExactJaccardsTest, DecompressedInputsAreReadInOrder) {
+  TestInputs inputs;
+  const std::string gz = inputs.dir.Path("a.txt.gz");
+  ASSERT_EQ(std::system(("gzip -c " + inputs.paths[0] + " > " + gz).c_str()), 0);
+  inputs.paths[0] = gz;
+  const DedupOptions options = TestOptions(inputs);
+  const auto signer = TestSigner(options);
+  ASSERT_NE(signer, nullptr);
+  const PassOne pass = RunPassOne(options, *signer, 2, inputs.dir.Path("stdin"), false);
+  EXPECT_EQ(pass.table.line_offsets.documents(), 0u);
+  CheckAgainstBruteForce(options, *signer, pass, BruteForceJaccards(inputs, *signer, pass), 2,
+                         size_t{1} << 30);
 }
 
 // A shard's table lists its documents' lines (table.ordinals): the other shards' lines are passed
@@ -512,10 +587,12 @@ TEST(ExactJaccardsTest, EqualsBruteForceOnShardTables) {
   options.shard_count = 3;
   for (int shard = 0; shard < options.shard_count; ++shard) {
     options.shard_index = shard;
-    const PassOne pass = RunPassOne(options, *signer, 2, inputs.dir.Path("stdin"));
-    ASSERT_EQ(pass.table.ordinals.size(), pass.table.size());
-    CheckAgainstBruteForce(options, *signer, pass, BruteForceJaccards(inputs, *signer, pass), 2,
-                           size_t{8 * 400});
+    for (bool at_random : {false, true}) {
+      const PassOne pass = RunPassOne(options, *signer, 2, inputs.dir.Path("stdin"), at_random);
+      ASSERT_EQ(pass.table.ordinals.size(), pass.table.size());
+      CheckAgainstBruteForce(options, *signer, pass, BruteForceJaccards(inputs, *signer, pass), 2,
+                             size_t{8 * 400});
+    }
   }
 }
 
@@ -524,43 +601,73 @@ TEST(ExactJaccardsTest, InputsChangedAfterPassOneAreNamed) {
     const char* name;
     size_t file;
     std::function<void(std::vector<TestLine>*)> edit;
-    const char* where;
+    const char* where;  // reading in order
+    // Reading at random: where, or nothing when only reading in order sees the change.
+    const char* where_at_random;
+  };
+  // The line end of line `line` (1-based) moved into the next line, the file's size kept: read in
+  // order, as many lines of the same lengths overall, so only the texts change.
+  auto move_line_end = [](size_t line) {
+    return [line](std::vector<TestLine>* l) {
+      std::string& raw = (*l)[line - 1].raw;
+      std::string& next = (*l)[line].raw;
+      raw.back() = 'x';
+      ASSERT_GT(next.size(), 3u);
+      next[1] = '\n';
+    };
   };
   const Change changes[] = {
-      {"cut short", 1, [](std::vector<TestLine>* l) { l->resize(l->size() - 4); }, "b.jsonl:"},
-      {"a line gone", 0, [](std::vector<TestLine>* l) { l->erase(l->begin() + 5); }, "a.txt:"},
+      {"cut short", 1, [](std::vector<TestLine>* l) { l->resize(l->size() - 4); },
+       "b.jsonl:", "b.jsonl:"},
+      {"a line gone", 0, [](std::vector<TestLine>* l) { l->erase(l->begin() + 5); },
+       "a.txt:", "a.txt:"},
       {"a line more", 0,
        [](std::vector<TestLine>* l) {
          l->insert(l->begin() + 1, {"more\n", false, ""});
        },
-       "a.txt:"},
+       "a.txt:", "a.txt:"},
       {"a document now bad", 1, [](std::vector<TestLine>* l) { l->back().raw = "{\"text\": 1}\n"; },
-       "b.jsonl:"},
+       "b.jsonl:", "b.jsonl:"},
       {"a document now too long", 0,
        [](std::vector<TestLine>* l) {
          (*l)[3].raw.assign(kMaxLineBytes + 1, 'z');
          (*l)[3].raw.push_back('\n');
        },
-       "a.txt:4"},
+       "a.txt:4", "a.txt:"},
+      // Line 22 of a.txt is document 16, whose offset pass 1 recorded (every 16th document's): it
+      // no longer starts after a line end. (Read in order, a change of the texts alone.)
+      {"a line end moved", 0, move_line_end(21), nullptr,
+       "a.txt:22: the input changed since pass 1 (its line no longer starts"},
   };
   for (const Change& change : changes) {
-    TestInputs inputs;
-    const DedupOptions options = TestOptions(inputs);
-    const auto signer = TestSigner(options);
-    ASSERT_NE(signer, nullptr);
-    const PassOne pass = RunPassOne(options, *signer, 2, inputs.dir.Path("stdin"));
-    change.edit(&inputs.files[change.file]);
-    inputs.dir.File(change.file == 0 ? "a.txt" : "b.jsonl", Contents(inputs.files[change.file]));
-    // Pairs of the first and of the last document of a file: every document of it is read.
-    const auto last = static_cast<uint32_t>(pass.table.size() - 1);
-    const uint32_t in_a = change.file == 0 ? 2 : 0;
-    const std::vector<DocumentPair> pairs = {{0, in_a}, {in_a, last}};
-    const JobSettings settings{options, signer->options(), *signer, 2};
-    auto got = ExactJaccards(pass.files, pass.table, settings, pairs, size_t{1} << 20);
-    ASSERT_FALSE(got.ok()) << change.name;
-    EXPECT_EQ(got.status().code(), Status::Code::kInternal) << change.name;
-    EXPECT_THAT(got.status().message(), HasSubstr(change.where)) << change.name;
-    EXPECT_THAT(got.status().message(), HasSubstr("changed since pass 1")) << change.name;
+    for (bool at_random : {false, true}) {
+      const char* where = at_random ? change.where_at_random : change.where;
+      if (where == nullptr) continue;
+      TestInputs inputs;
+      const DedupOptions options = TestOptions(inputs);
+      const auto signer = TestSigner(options);
+      ASSERT_NE(signer, nullptr);
+      const PassOne pass = RunPassOne(options, *signer, 2, inputs.dir.Path("stdin"), at_random);
+      const std::string before = Contents(inputs.files[change.file]);
+      change.edit(&inputs.files[change.file]);
+      const std::string after = Contents(inputs.files[change.file]);
+      if (change.where == nullptr) {
+        ASSERT_EQ(after.size(), before.size()) << change.name;
+      }
+      inputs.dir.File(change.file == 0 ? "a.txt" : "b.jsonl", after);
+      // Pairs of the first and of the last document of a file: every document of it is read in
+      // order, and these at random (document 17 from document 16's offset).
+      const auto last = static_cast<uint32_t>(pass.table.size() - 1);
+      const uint32_t in_a = change.file == 0 ? 2 : 0;
+      ASSERT_EQ(pass.table.Location(16), inputs.paths[0] + ":22");
+      const std::vector<DocumentPair> pairs = {{0, in_a}, {in_a, 17}, {17, last}};
+      const JobSettings settings{options, signer->options(), *signer, 2};
+      auto got = ExactJaccards(pass.files, pass.table, settings, pairs, size_t{1} << 20);
+      ASSERT_FALSE(got.ok()) << change.name << " at random " << at_random;
+      EXPECT_EQ(got.status().code(), Status::Code::kInternal) << change.name;
+      EXPECT_THAT(got.status().message(), HasSubstr(where)) << change.name << " " << at_random;
+      EXPECT_THAT(got.status().message(), HasSubstr("changed since pass 1")) << change.name;
+    }
   }
 }
 

@@ -338,9 +338,13 @@ Result<PassOne> ReadAndSign(const std::vector<InputFile>& files, const JobSettin
     pass.spill = std::move(*writer);
     pass.signatures.spill = pass.spill.get();
   }
-  NEARDUP_RETURN_IF_ERROR(dedup_internal::ReadDocuments(
-      files, settings.options, settings.signer, settings.threads, &progress->documents,
-      &progress->bytes, &pass.table, &pass.signatures, spill ? 0 : settings.memory_limit));
+  // The boundary decision reads the lines of a few documents again: where they are, when it can.
+  const bool boundary =
+      settings.signer.sketcher() != nullptr && settings.options.boundary_sigmas > 0;
+  NEARDUP_RETURN_IF_ERROR(
+      dedup_internal::ReadDocuments(files, settings.options, settings.signer, settings.threads,
+                                    &progress->documents, &progress->bytes, &pass.table,
+                                    &pass.signatures, spill ? 0 : settings.memory_limit, boundary));
   if (spill) {
     NEARDUP_RETURN_IF_ERROR(pass.spill->Finish());
     report->spill_bytes = pass.spill->bytes();

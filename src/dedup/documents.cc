@@ -26,6 +26,9 @@ struct Line {
   uint64_t offset;  // into Batch::text
   uint64_t length;
   std::string error;  // set when the reader already found the line bad (too long)
+  // Where the line starts in the inputs taken one after another (LineOffsets), or
+  // LineReader::kNoOffset (a decompressed input).
+  uint64_t at = LineReader::kNoOffset;
 };
 
 struct Result1 {
@@ -128,9 +131,16 @@ class Pipeline {
   Status read_status_;
 };
 
+// file_bytes: each file's length as read (LineReader::kNoOffset for a decompressed one), set
+// before the pipeline hears the end of reading.
 void ReadAll(const std::vector<InputFile>& files, uint64_t max_line_bytes,
-             std::atomic<uint64_t>* bytes_read, Pipeline* pipeline) {
+             std::atomic<uint64_t>* bytes_read, std::vector<uint64_t>* file_bytes,
+             Pipeline* pipeline) {
   uint64_t sequence = 0, position = 0;
+  // Where the current file starts in the inputs taken one after another (kNoOffset once a file
+  // without offsets came).
+  uint64_t file_start = 0;
+  file_bytes->assign(files.size(), LineReader::kNoOffset);
   auto batch = std::make_unique<Batch>();
   std::string scratch;
   std::string_view raw;
@@ -144,6 +154,10 @@ void ReadAll(const std::vector<InputFile>& files, uint64_t max_line_bytes,
       return;
     }
     while (true) {
+      const uint64_t offset = (*reader)->offset();
+      const uint64_t at = offset == LineReader::kNoOffset || file_start == LineReader::kNoOffset
+                              ? LineReader::kNoOffset
+                              : file_start + offset;
       auto more = (*reader)->ReadRawLine(&raw, &scratch, max_line_bytes);
       std::string error;
       std::string_view line;
@@ -155,6 +169,8 @@ void ReadAll(const std::vector<InputFile>& files, uint64_t max_line_bytes,
         error = "line longer than the limit of " + std::to_string(max_line_bytes) +
                 " bytes (--max-line-bytes)";
       } else if (!*more) {
+        (*file_bytes)[f] = offset;
+        file_start = at == LineReader::kNoOffset ? LineReader::kNoOffset : file_start + offset;
         break;
       } else {
         line = StripLineEnd(raw);
@@ -162,7 +178,8 @@ void ReadAll(const std::vector<InputFile>& files, uint64_t max_line_bytes,
         bytes_read->store(position, std::memory_order_relaxed);
         if ((*reader)->line_number() == 1) line = StripByteOrderMark(line);
       }
-      batch->lines.push_back({f, (*reader)->line_number(), batch->text.size(), line.size(), error});
+      batch->lines.push_back(
+          {f, (*reader)->line_number(), batch->text.size(), line.size(), error, at});
       batch->text.append(line);
       if (batch->text.size() >= kBatchBytes || batch->lines.size() >= kBatchLines) {
         batch->sequence = sequence++;
@@ -285,6 +302,7 @@ void DocumentTable::ReserveIds(size_t expected) {
 }
 
 uint64_t DocumentTable::LineOrdinal(size_t d) const {
+  if (!ordinals.empty()) return ordinals[d];  // a shard's lines
   // Document d is the (d+1)-th line that is not bad: find the line ordinal L = d + (bad lines <=
   // L).
   uint64_t skipped_before = 0;
@@ -335,12 +353,15 @@ std::string DocumentTable::Location(size_t d) const {
 Status ReadDocuments(const std::vector<InputFile>& files, const DedupOptions& options,
                      const DocumentSigner& signer, int threads,
                      std::atomic<uint64_t>* documents_done, std::atomic<uint64_t>* bytes_read,
-                     DocumentTable* table, Signatures* signatures, uint64_t memory_limit) {
+                     DocumentTable* table, Signatures* signatures, uint64_t memory_limit,
+                     bool record_offsets) {
   Pipeline pipeline(static_cast<size_t>(2 * threads + 2));
   uint64_t total_bytes = 0;
   for (const auto& file : files) total_bytes += file.size;
   bool reserved = false;
-  std::thread reader([&] { ReadAll(files, options.max_line_bytes, bytes_read, &pipeline); });
+  std::vector<uint64_t> file_bytes;
+  std::thread reader(
+      [&] { ReadAll(files, options.max_line_bytes, bytes_read, &file_bytes, &pipeline); });
   std::vector<std::thread> workers;
   for (int t = 0; t < threads; ++t) {
     workers.emplace_back(
@@ -375,6 +396,7 @@ Status ReadDocuments(const std::vector<InputFile>& files, const DedupOptions& op
       const auto expected = static_cast<size_t>(std::min(estimate, 4.3e9)) + 4096;
       signatures->fingerprints.reserve(expected);
       table->ReserveIds(expected);
+      if (record_offsets) table->line_offsets.Reserve(expected);
       if (signatures->spill != nullptr) {
         signatures->signature_hashes.reserve(expected);
       } else {
@@ -409,6 +431,14 @@ Status ReadDocuments(const std::vector<InputFile>& files, const DedupOptions& op
         continue;
       }
       if (options.shard_count > 0) table->ordinals.push_back(ordinal);
+      if (record_offsets) {
+        if (line.at == LineReader::kNoOffset) {
+          record_offsets = false;
+          table->line_offsets.Clear();
+        } else {
+          table->line_offsets.Add(line.at);
+        }
+      }
       if (r.empty) table->empty_documents.push_back(static_cast<uint32_t>(table->documents));
       signatures->fingerprints.push_back(r.fingerprint);
       ++table->documents;
@@ -451,6 +481,19 @@ Status ReadDocuments(const std::vector<InputFile>& files, const DedupOptions& op
   for (const auto& file : files) table->file_names.push_back(file.name);
   reader.join();
   for (auto& w : workers) w.join();
+  if (record_offsets && status.ok()) {
+    table->file_byte_starts = {0};
+    for (uint64_t bytes : file_bytes) {
+      if (bytes == LineReader::kNoOffset) break;
+      table->file_byte_starts.push_back(table->file_byte_starts.back() + bytes);
+    }
+    if (table->file_byte_starts.size() != files.size() + 1) {
+      table->line_offsets.Clear();
+      table->file_byte_starts.clear();
+    }
+  } else {
+    table->line_offsets.Clear();
+  }
   return status;
 }
 

@@ -61,6 +61,33 @@ struct Signatures {
 uint64_t SignatureHash(uint64_t fingerprint, std::span<const uint8_t> sketch,
                        std::span<const uint32_t> band_keys);
 
+// Where documents' lines start in the inputs, as offsets into the inputs taken one after another
+// (DocumentTable::file_byte_starts): every kEvery-th document's, half a byte a document. The line
+// of another document is found by reading forward from the nearest one before it, counting lines
+// (DocumentLinesAt).
+class LineOffsets {
+ public:
+  static constexpr size_t kEvery = 16;
+
+  // The next document's offset (ascending).
+  void Add(uint64_t offset) {
+    if (documents_++ % kEvery == 0) offsets_.push_back(offset);
+  }
+  void Clear() {
+    std::vector<uint64_t>().swap(offsets_);
+    documents_ = 0;
+  }
+  // Room for `expected` documents (no doubling while growing).
+  void Reserve(size_t expected) { offsets_.reserve(expected / kEvery + 1); }
+  size_t documents() const { return documents_; }
+  // Where document d's line starts, for d a multiple of kEvery.
+  uint64_t At(size_t d) const { return offsets_[d / kEvery]; }
+
+ private:
+  std::vector<uint64_t> offsets_;
+  size_t documents_ = 0;
+};
+
 // What pass 1 keeps per document besides its signature: its id and what the keep rule needs. Never
 // the text. Documents without an id field are named by their line ("12", or "path:12" with several
 // inputs), computed when asked, so plain-text inputs store no ids at all.
@@ -79,6 +106,13 @@ struct DocumentTable {
   // Sharded runs (DedupOptions::shard_count): the input-line ordinal of each document of this
   // shard (the others' lines are counted in `lines` and `bytes`, not read).
   std::vector<uint64_t> ordinals;
+  // When ReadDocuments is asked to and every input is a plain file (offsets into decompressed data
+  // cannot be read at random): where the documents' lines start (line_offsets.documents() ==
+  // documents), and where each file starts in the same count (files + 1 entries, the last the
+  // total), so that a document's line can be read again without reading the rest (boundary.h).
+  // Empty otherwise.
+  LineOffsets line_offsets;
+  std::vector<uint64_t> file_byte_starts;
 
   size_t documents = 0;                // documents read (bad ones skipped)
   size_t jsonl_documents = 0;          // of them, from JSONL inputs
@@ -108,10 +142,11 @@ struct DocumentTable {
   void ForEachId(const std::function<void(size_t, std::string_view)>& on_id) const;
   // Where document d is: "path:line".
   std::string Location(size_t d) const;
+  // The same as the index of its file (into file_names) and its 1-based line number there.
+  std::pair<size_t, uint64_t> FileAndLine(size_t d) const;
 
  private:
   uint64_t LineOrdinal(size_t d) const;
-  std::pair<size_t, uint64_t> FileAndLine(size_t d) const;  // index into file_names, 1-based line
 
   // Only once a document has an id field: ids of all documents (empty for line-named ones),
   // concatenated; each id's length (4 bytes), and where every run of kIdRun ids starts (8 bytes per
@@ -136,10 +171,12 @@ int ShardOfLine(uint32_t file, uint64_t line, int shard_count);
 // counts the documents appended and *bytes_read is the reader's position in the input bytes (for a
 // progress display on another thread). memory_limit > 0: ResourceExhausted, naming --memory, once
 // the signatures held in memory (not spilled) exceed it.
+// record_offsets: fill table->line_offsets and file_byte_starts (when every input is a plain file).
 Status ReadDocuments(const std::vector<InputFile>& files, const DedupOptions& options,
                      const DocumentSigner& signer, int threads,
                      std::atomic<uint64_t>* documents_done, std::atomic<uint64_t>* bytes_read,
-                     DocumentTable* table, Signatures* signatures, uint64_t memory_limit = 0);
+                     DocumentTable* table, Signatures* signatures, uint64_t memory_limit = 0,
+                     bool record_offsets = false);
 
 }  // namespace neardup::dedup_internal
 

@@ -110,6 +110,69 @@ TEST(LineReaderTest, RawLinesRebuildTheInput) {
   }
 }
 
+// offset() is where each line starts in the file, whichever way lines are read, over-long ones
+// included; after the last line it is the file's length.
+TEST(LineReaderTest, OffsetsOfPlainFilesAreWhereLinesStart) {
+  testing::TempDir dir;
+  std::mt19937_64 rng(9);
+  for (int round = 0; round < 20; ++round) {
+    std::string text;
+    std::vector<uint64_t> starts;
+    const int lines = 1 + static_cast<int>(rng() % 40);
+    for (int i = 0; i < lines; ++i) {
+      starts.push_back(text.size());
+      text += std::string(rng() % 10 == 0 ? rng() % 2500000 : rng() % 300, 'q');
+      text += rng() % 4 == 0 ? "\r\n" : "\n";
+    }
+    if (rng() % 2) {
+      starts.push_back(text.size());
+      text += "last, without a line end";
+    }
+    const std::string path = dir.File("o" + std::to_string(round), text);
+    for (int way = 0; way < 3; ++way) {
+      auto reader = LineReader::Open(path);
+      ASSERT_TRUE(reader.ok());
+      std::string line, scratch;
+      std::string_view raw;
+      for (size_t i = 0;; ++i) {
+        EXPECT_EQ((*reader)->offset(), i < starts.size() ? starts[i] : text.size())
+            << "round " << round << " way " << way << " line " << i;
+        // Lines over 1000 bytes are over the limit (ReadLine, ReadRawLine) and still passed.
+        Result<bool> more =
+            way == 0   ? (*reader)->ReadLine(&line, 1000)
+            : way == 1 ? (*reader)->ReadRawLine(&raw, &scratch, 1000)
+                       : (*reader)->ReadLinePieces([](std::string_view) { return Status::OK(); });
+        if (!more.ok()) {
+          ASSERT_EQ(more.status().code(), Status::Code::kResourceExhausted);
+          continue;
+        }
+        if (!*more) {
+          EXPECT_EQ(i, starts.size());
+          break;
+        }
+      }
+    }
+  }
+}
+
+TEST(LineReaderTest, NoOffsetsInDecompressedFiles) {
+  testing::TempDir dir;
+  const std::string plain = dir.File("n.txt", "alpha\nbeta\n");
+  ASSERT_EQ(std::system(("gzip -c " + plain + " > " + dir.Path("n.txt.gz")).c_str()), 0);
+  ASSERT_EQ(std::system(("zstd -q -c " + plain + " > " + dir.Path("n.txt.zst")).c_str()), 0);
+  for (const std::string name : {"n.txt.gz", "n.txt.zst"}) {
+    auto reader = LineReader::Open(dir.Path(name));
+    ASSERT_TRUE(reader.ok());
+    std::string line;
+    EXPECT_EQ((*reader)->offset(), LineReader::kNoOffset) << name;
+    ASSERT_TRUE(*(*reader)->ReadLine(&line, 100));
+    EXPECT_EQ((*reader)->offset(), LineReader::kNoOffset) << name;
+  }
+  auto input = LineReader::Open("-");
+  ASSERT_TRUE(input.ok());
+  EXPECT_EQ((*input)->offset(), LineReader::kNoOffset);
+}
+
 TEST(LineReaderTest, RawLineOverTheLimit) {
   testing::TempDir dir;
   std::string path = dir.File("l", "short\r\n" + std::string(3000000, 'x') + "\nafter\n");

@@ -150,8 +150,9 @@ class ZstdSource : public ByteSource {
 
 class LineReaderImpl final : public LineReader {
  public:
-  LineReaderImpl(std::unique_ptr<ByteSource> source, std::string path)
-      : source_(std::move(source)), path_(std::move(path)), buffer_(kBufferBytes) {}
+  // plain: the source is the file's bytes themselves (offsets in it are offsets in the file).
+  LineReaderImpl(std::unique_ptr<ByteSource> source, std::string path, bool plain)
+      : source_(std::move(source)), path_(std::move(path)), buffer_(kBufferBytes), plain_(plain) {}
 
   Result<bool> ReadLine(std::string* line, uint64_t max_bytes) override {
     line->clear();
@@ -260,6 +261,10 @@ class LineReaderImpl final : public LineReader {
   uint64_t line_number() const override { return line_number_; }
   uint64_t bytes_read() const override { return source_->raw_bytes(); }
   const std::string& path() const override { return path_; }
+  // The bytes read from the file, less those still buffered.
+  uint64_t offset() const override {
+    return plain_ ? source_->raw_bytes() - (end_ - begin_) : kNoOffset;
+  }
 
  private:
   // Refills an empty buffer; false at the end of the input.
@@ -291,6 +296,7 @@ class LineReaderImpl final : public LineReader {
   size_t begin_ = 0, end_ = 0;
   bool eof_ = false;
   uint64_t line_number_ = 0;
+  const bool plain_;
 };
 
 }  // namespace
@@ -313,14 +319,17 @@ Result<std::unique_ptr<LineReader>> LineReader::Open(const std::string& path) {
     raw = std::make_unique<FdSource>(fd, /*owned=*/true, path);
   }
   std::unique_ptr<ByteSource> source;
+  bool plain = false;
   if (EndsWith(path, ".gz")) {
     source = std::make_unique<GzipSource>(std::move(raw), path);
   } else if (EndsWith(path, ".zst")) {
     source = std::make_unique<ZstdSource>(std::move(raw), path);
   } else {
     source = std::move(raw);
+    plain = path != "-";
   }
-  return std::unique_ptr<LineReader>(std::make_unique<LineReaderImpl>(std::move(source), path));
+  return std::unique_ptr<LineReader>(
+      std::make_unique<LineReaderImpl>(std::move(source), path, plain));
 }
 
 }  // namespace neardup
