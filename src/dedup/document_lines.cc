@@ -104,8 +104,8 @@ namespace {
 constexpr uint64_t kReadBytes = 4 << 10;
 
 // Prefetch asks for the places of this many documents ahead, kReadBytes twice each. With the input
-// no longer in the page cache (100M documents: 152,096 reads a few hundred KB apart), the reads one
-// at a time took 31 s, each waiting for the disk.
+// no longer in the page cache (100M documents: 152,096 reads a few hundred KB apart), reads one at
+// a time with the kernel's read-ahead took 31 s; asked ahead, with the read-ahead off, 10.9 s.
 constexpr size_t kPrefetchDocuments = 64;
 
 }  // namespace
