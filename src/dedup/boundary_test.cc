@@ -621,6 +621,12 @@ TEST(ExactJaccardsTest, InputsChangedAfterPassOneAreNamed) {
        "b.jsonl:", "b.jsonl:"},
       {"a line gone", 0, [](std::vector<TestLine>* l) { l->erase(l->begin() + 5); },
        "a.txt:", "a.txt:"},
+      // Only the file's length tells, read at random: no document's line moved.
+      {"a line added at the end", 1,
+       [](std::vector<TestLine>* l) {
+         l->push_back({"{\"text\": \"more\"}\n", false, "more"});
+       },
+       "b.jsonl:", "b.jsonl:"},
       {"a line more", 0,
        [](std::vector<TestLine>* l) {
          l->insert(l->begin() + 1, {"more\n", false, ""});
