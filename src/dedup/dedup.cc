@@ -5,13 +5,11 @@
 #include <unistd.h>
 
 #include <atomic>
-#include <cerrno>
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <filesystem>
 #include <mutex>
 #include <thread>
 
@@ -19,6 +17,7 @@
 #include "dedup/boundary.h"
 #include "dedup/decisions.h"
 #include "dedup/documents.h"
+#include "dedup/scratch_dir.h"
 #include "dedup/shards.h"
 #include "dedup/spill.h"
 #include "dedup/writers.h"
@@ -44,39 +43,6 @@ using Clock = std::chrono::steady_clock;
 double SecondsSince(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
-
-// A temporary folder removed with the object (spooled standard input and the default method's
-// spill files live there), in `parent` (empty: $TMPDIR, else /tmp).
-class ScratchDir {
- public:
-  explicit ScratchDir(const std::string& parent) {
-    std::error_code error;
-    const std::filesystem::path base = parent.empty() ? std::filesystem::temp_directory_path(error)
-                                                      : std::filesystem::path(parent);
-    std::string templ = (base / "neardup-XXXXXX").string();
-    if (::mkdtemp(templ.data()) != nullptr) {
-      path_ = templ;
-    } else {
-      error_ = std::strerror(errno);
-      base_ = base.string();
-    }
-  }
-  ~ScratchDir() {
-    std::error_code ignored;
-    if (!path_.empty()) std::filesystem::remove_all(path_, ignored);
-  }
-  const std::string& path() const { return path_; }
-  // Why the folder could not be made.
-  Status Error() const {
-    return Status::IOError("cannot create a temporary folder in " + base_ + ": " + error_ +
-                           " (--tmp-dir chooses where)");
-  }
-
- private:
-  std::string path_;
-  std::string base_;
-  std::string error_;
-};
 
 // Half of the machine's memory.
 uint64_t DefaultMemoryLimit() {
@@ -473,13 +439,21 @@ void FinishReport(const DocumentTable& table, const JobSettings& settings, Clock
 Result<DedupReport> RunPasses(const JobSettings& settings,
                               const std::vector<std::string>& index_warnings,
                               Clock::time_point start, Outputs* outputs, ProgressTicker* progress) {
-  ScratchDir scratch(settings.options.tmp_dir);
-  if (scratch.path().empty()) return scratch.Error();
+  std::vector<std::string> reclaimed;
+  auto scratch_dir = dedup_internal::ScratchDir::Create(settings.options.tmp_dir, &reclaimed);
+  if (!scratch_dir.ok()) return scratch_dir.status();
+  const dedup_internal::ScratchDir& scratch = **scratch_dir;
   progress->Stage("read");
   auto files = dedup_internal::ExpandInputs(settings.options, scratch.path() + "/stdin");
   if (!files.ok()) return files.status();
   DedupReport report;
-  report.warnings = dedup_internal::InputWarnings(*files, settings.options);
+  for (const std::string& folder : reclaimed) {
+    report.warnings.push_back("removed the temporary folder " + folder +
+                              ", left by an earlier job that was killed or crashed");
+  }
+  const std::vector<std::string> input_warnings =
+      dedup_internal::InputWarnings(*files, settings.options);
+  report.warnings.insert(report.warnings.end(), input_warnings.begin(), input_warnings.end());
   report.warnings.insert(report.warnings.end(), index_warnings.begin(), index_warnings.end());
   uint64_t total_bytes = 0;
   for (const InputFile& f : *files) total_bytes += f.size;

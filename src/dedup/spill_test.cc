@@ -1,11 +1,14 @@
 // The spill files against the values written: every band key and sketch read back, over whole and
 // partial ranges, with O_DIRECT and on tmpfs; write errors (a file size limit) that name the folder
-// and --tmp-dir; files cut short after they were written.
+// and --tmp-dir; files cut short after they were written. The job's temporary folder: removed with
+// its object, and by a later job once its process is gone (killed), and nothing else.
 #include "dedup/spill.h"
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/file.h>
 #include <sys/resource.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -19,6 +22,7 @@
 #include <thread>
 #include <vector>
 
+#include "dedup/scratch_dir.h"
 #include "testutil.h"
 
 namespace neardup::dedup_internal {
@@ -399,6 +403,115 @@ TEST(SpillTest, ShortFilesAreErrors) {
             Status::Code::kIOError);
   EXPECT_EQ(SketchFile::Open(dir.Path("gone"), 132, 10).status().code(), Status::Code::kIOError);
   EXPECT_EQ(SpillWriter::Create(dir.Path("gone"), 132, 2).status().code(), Status::Code::kIOError);
+}
+
+// --- The job's temporary folder (scratch_dir.h) ---
+
+bool LockIsHeld(const std::string& folder) {
+  const int fd = ::open((folder + "/lock").c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  const bool held = ::flock(fd, LOCK_EX | LOCK_NB) != 0;
+  ::close(fd);
+  return held;
+}
+
+TEST(ScratchDirTest, HoldsItsLockAndIsRemovedWithTheObject) {
+  testing::TempDir base;
+  std::vector<std::string> reclaimed{"stale entry"};
+  auto scratch = ScratchDir::Create(base.path(), &reclaimed);
+  ASSERT_TRUE(scratch.ok()) << scratch.status().ToString();
+  EXPECT_TRUE(reclaimed.empty());
+  const std::string folder = (*scratch)->path();
+  EXPECT_EQ(std::filesystem::path(folder).parent_path(), std::filesystem::path(base.path()));
+  EXPECT_TRUE(LockIsHeld(folder));
+  EXPECT_FALSE(std::filesystem::exists(folder + "/lock.new"));
+  // A cleaner leaves a folder whose job is alive.
+  EXPECT_TRUE(ReclaimStaleScratchDirs(base.path()).empty());
+  EXPECT_TRUE(std::filesystem::exists(folder));
+  scratch->reset();
+  EXPECT_FALSE(std::filesystem::exists(folder));
+  EXPECT_EQ(ScratchDir::Create(base.Path("missing"), &reclaimed).status().code(),
+            Status::Code::kIOError);
+}
+
+// A job killed with SIGKILL (nothing of it runs after) leaves its folder; it is removed once its
+// process is gone, and only then; nothing else in the folder's parent is touched.
+TEST(ScratchDirTest, RemovesTheFoldersOfKilledJobsOnly) {
+  testing::TempDir base;
+  testing::TempDir outside;
+  namespace fs = std::filesystem;
+  int ready[2];
+  ASSERT_EQ(::pipe(ready), 0);
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    std::vector<std::string> ignored;
+    auto scratch = ScratchDir::Create(base.path(), &ignored);
+    if (!scratch.ok()) std::_Exit(1);
+    std::ofstream((*scratch)->path() + "/sketches", std::ios::binary) << std::string(3 << 20, 'x');
+    const std::string& path = (*scratch)->path();
+    if (::write(ready[1], path.data(), path.size()) != static_cast<ssize_t>(path.size())) {
+      std::_Exit(1);
+    }
+    ::close(ready[1]);
+    for (;;) ::pause();
+  }
+  ::close(ready[1]);
+  std::string killed_folder(4096, '\0');
+  const ssize_t got = ::read(ready[0], killed_folder.data(), killed_folder.size());
+  ::close(ready[0]);
+  ASSERT_GT(got, 0);
+  killed_folder.resize(static_cast<size_t>(got));
+
+  // What must stay: a live job's folder, folders without a lock file (an older version's, or a job
+  // killed before it locked), a lock that is a link or a folder, other names, a link to a folder
+  // whose job is gone, a plain file.
+  std::vector<std::string> reclaimed;
+  auto live = ScratchDir::Create(base.path(), &reclaimed);
+  ASSERT_TRUE(live.ok());
+  EXPECT_TRUE(reclaimed.empty()) << "the child's job is alive";
+  auto make = [&](const std::string& name, const std::string& lock) {
+    fs::create_directory(base.Path(name));
+    if (!lock.empty()) std::ofstream(base.Path(name) + "/" + lock) << "";
+    return base.Path(name);
+  };
+  const std::vector<std::string> kept = {
+      make("neardup-NoLock", ""),     make("neardup-new123", "lock.new"),
+      make("neardup-abc12", "lock"),  make("neardup-abc1234", "lock"),
+      make("neardup-ab_123", "lock"), make("neardup_abc123", "lock"),
+      make("neardup-link12", ""),     make("neardup-dir123", ""),
+  };
+  fs::create_symlink(outside.Path("target"), base.Path("neardup-link12") + "/lock");
+  std::ofstream(outside.Path("target")) << "not ours";
+  fs::create_directory(base.Path("neardup-dir123") + "/lock");
+  fs::create_directory(outside.Path("neardup-gone01"));
+  std::ofstream(outside.Path("neardup-gone01") + "/lock") << "";
+  fs::create_directory_symlink(outside.Path("neardup-gone01"), base.Path("neardup-symlnk"));
+  std::ofstream(base.Path("neardup-file01")) << "a file";
+  // One more folder whose job is gone: a free lock file (its process ended).
+  const std::string gone = make("neardup-gone02", "lock");
+
+  reclaimed = ReclaimStaleScratchDirs(base.path());
+  EXPECT_EQ(reclaimed, std::vector<std::string>{gone + " (0 bytes)"});
+  EXPECT_TRUE(fs::exists(killed_folder + "/sketches")) << "its job is alive";
+
+  ::kill(child, SIGKILL);
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFSIGNALED(status));
+  EXPECT_TRUE(fs::exists(killed_folder + "/sketches"));
+  auto next = ScratchDir::Create(base.path(), &reclaimed);
+  ASSERT_TRUE(next.ok());
+  EXPECT_EQ(reclaimed, std::vector<std::string>{killed_folder + " (3 MB)"});
+  EXPECT_FALSE(fs::exists(killed_folder));
+
+  EXPECT_TRUE(fs::exists((*live)->path() + "/lock"));
+  EXPECT_TRUE(fs::exists((*next)->path() + "/lock"));
+  for (const std::string& folder : kept) EXPECT_TRUE(fs::is_directory(folder)) << folder;
+  EXPECT_TRUE(fs::exists(outside.Path("neardup-gone01") + "/lock"));
+  EXPECT_TRUE(fs::is_symlink(base.Path("neardup-symlnk")));
+  EXPECT_TRUE(fs::is_regular_file(base.Path("neardup-file01")));
+  EXPECT_TRUE(fs::exists(outside.Path("target")));
 }
 
 }  // namespace

@@ -1,15 +1,20 @@
 // OutputFile: temporary file and rename for regular files, in-place writes for devices, FIFOs and
 // standard output; every write checked.
+#include <dirent.h>
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
+#include <cctype>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <string_view>
+#include <vector>
 
 #include "io/output_paths.h"
 #include "neardup/output.h"
@@ -44,6 +49,42 @@ void UnregisterTemp(int* slot) {
   if (*slot < 0) return;
   std::free(temp_paths[*slot].exchange(nullptr));
   *slot = -1;
+}
+
+// Removes the temporary files `TARGET.tmp-XXXXXX` beside `target` whose writer is gone: an output
+// holds an flock on its temporary file while it is open, and the kernel releases it when the
+// process ends however it ends (kill -9, the out-of-memory killer, a crash), the only ways one is
+// left. Only regular files of this user with exactly that name are looked at.
+void RemoveStaleTemporaries(const std::string& target) {
+  const std::string folder = output_internal::FolderOf(target);
+  const size_t slash = target.rfind('/');
+  const std::string prefix =
+      (slash == std::string::npos ? target : target.substr(slash + 1)) + ".tmp-";
+  std::vector<std::string> names;
+  if (DIR* d = ::opendir(folder.c_str())) {
+    while (const dirent* entry = ::readdir(d)) {
+      const std::string_view name(entry->d_name);
+      if (name.size() != prefix.size() + 6 || !name.starts_with(prefix)) continue;
+      if (std::all_of(name.begin() + static_cast<std::ptrdiff_t>(prefix.size()), name.end(),
+                      [](char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; })) {
+        names.emplace_back(name);
+      }
+    }
+    ::closedir(d);
+  }
+  for (const std::string& name : names) {
+    const std::string path = folder + "/" + name;
+    const int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) continue;
+    struct stat st, now;
+    // Still the same file once locked: not one a cleaner beside us removed and a writer made again.
+    if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == ::geteuid() &&
+        ::flock(fd, LOCK_EX | LOCK_NB) == 0 && ::lstat(path.c_str(), &now) == 0 &&
+        now.st_ino == st.st_ino && now.st_dev == st.st_dev) {
+      ::unlink(path.c_str());
+    }
+    ::close(fd);
+  }
 }
 
 // Errors that fsync gives for what cannot be synced (pipes, terminals, some devices): not failures.
@@ -87,6 +128,7 @@ Status OutputFile::Open(const std::string& path, bool keep_in_cache) {
   if (!target.ok()) return target.status();
   target_ = std::move(*target);
   kind_ = Kind::kFile;
+  RemoveStaleTemporaries(target_);
   temp_path_ = target_ + ".tmp-XXXXXX";
   fd_ = ::mkstemp(temp_path_.data());
   if (fd_ < 0) {
@@ -94,6 +136,7 @@ Status OutputFile::Open(const std::string& path, bool keep_in_cache) {
     kind_ = Kind::kClosed;
     return Status::IOError(path + ": cannot create: " + std::strerror(errno));
   }
+  ::flock(fd_, LOCK_EX | LOCK_NB);  // not held on a file system without locks: then never removed
   temp_slot_ = RegisterTemp(temp_path_);
   // mkstemp creates the file private: a replaced file keeps its permissions, a new one gets those
   // of any new file.

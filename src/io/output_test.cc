@@ -4,11 +4,14 @@
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/file.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <csignal>
 #include <filesystem>
 #include <fstream>
@@ -281,6 +284,72 @@ TEST(OutputFileTest, SignalCleanupRemovesTemporaryFiles) {
   ASSERT_EQ(Entries(dir.Path("")).size(), 1u);  // the temporary file
   RemoveTemporaryOutputs();
   EXPECT_EQ(Entries(dir.Path("")), std::vector<std::string>{});
+}
+
+// A writer killed with SIGKILL (nothing of it runs after) leaves its temporary file: the next
+// output to the same target removes it once the writer is gone, and only then; nothing else is
+// touched.
+TEST(OutputFileTest, TemporaryFilesOfKilledWritersAreRemoved) {
+  testing::TempDir dir;
+  testing::TempDir outside;
+  const std::string path = dir.Path("out.txt");
+  int ready[2];
+  ASSERT_EQ(::pipe(ready), 0);
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    OutputFile out;
+    if (!out.Open(path).ok()) std::_Exit(1);
+    out.Write(std::string(OutputFile::kBlockBytes + 100, 'x'));
+    if (::write(ready[1], "x", 1) != 1) std::_Exit(1);
+    for (;;) ::pause();
+  }
+  ::close(ready[1]);
+  char byte = 0;
+  ASSERT_EQ(::read(ready[0], &byte, 1), 1);
+  ::close(ready[0]);
+  const std::vector<std::string> killed = Entries(dir.Path(""));
+  ASSERT_EQ(killed.size(), 1u);
+  ASSERT_TRUE(killed[0].starts_with("out.txt.tmp-"));
+
+  // Left alone: a live writer's file, other names and targets, links, folders, a file whose lock
+  // another process holds.
+  std::ofstream(dir.Path("out.txt.tmp-abc12")) << "short name";
+  std::ofstream(dir.Path("out.txt.tmp-abc_12")) << "not mkstemp's";
+  std::ofstream(dir.Path("other.txt.tmp-abc123")) << "another target's";
+  std::ofstream(outside.Path("target")) << "not ours";
+  fs::create_symlink(outside.Path("target"), dir.Path("out.txt.tmp-link12"));
+  fs::create_directory(dir.Path("out.txt.tmp-dir123"));
+  std::ofstream(dir.Path("out.txt.tmp-held12")) << "locked";
+  const int held = ::open(dir.Path("out.txt.tmp-held12").c_str(), O_RDONLY | O_CLOEXEC);
+  ASSERT_GE(held, 0);
+  ASSERT_EQ(::flock(held, LOCK_EX), 0);
+  // A file of a writer gone some other way: a free lock.
+  std::ofstream(dir.Path("out.txt.tmp-gone12")) << "left";
+
+  {
+    OutputFile second;
+    ASSERT_TRUE(second.Open(path).ok());
+    second.Write("second\n");
+    const std::vector<std::string> during = Entries(dir.Path(""));
+    EXPECT_EQ(std::count(during.begin(), during.end(), killed[0]), 1) << "its writer is alive";
+    EXPECT_EQ(std::count(during.begin(), during.end(), "out.txt.tmp-gone12"), 0);
+    ASSERT_TRUE(second.Commit().ok());
+  }
+  ::kill(child, SIGKILL);
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  OutputFile third;
+  ASSERT_TRUE(third.Open(path).ok());
+  third.Write("third\n");
+  ASSERT_TRUE(third.Commit().ok());
+  ::close(held);
+  EXPECT_EQ(ReadAll(path), "third\n");
+  EXPECT_EQ(Entries(dir.Path("")),
+            (std::vector<std::string>{"other.txt.tmp-abc123", "out.txt", "out.txt.tmp-abc12",
+                                      "out.txt.tmp-abc_12", "out.txt.tmp-dir123",
+                                      "out.txt.tmp-held12", "out.txt.tmp-link12"}));
+  EXPECT_EQ(ReadAll(outside.Path("target")), "not ours");
 }
 
 // Writes beyond a file-size limit fail with EFBIG: a full disk, for one process, without mounting.

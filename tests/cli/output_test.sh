@@ -212,6 +212,26 @@ kill -INT $pid
 wait $pid
 status spill-sigint 130 $?
 check spill-sigint "spill files were left" only "$S"
+# kill -9 (the out-of-memory killer's signal) leaves the folder and the temporary --dups file: the
+# next job in the same place removes the folder first, and says so, and the next output to the same
+# target removes the file.
+"$ND" dedup "$T/long.txt" --dups "$T/spill-dups.tsv" --tmp-dir "$S" --quiet >"$T/out" 2>"$T/err" &
+pid=$!
+for _ in $(seq 200); do compgen -G "$S/neardup-*/sketches" >/dev/null && break; sleep 0.05; done
+check spill-kill "the spill files never appeared" compgen -G "$S/neardup-*/sketches"
+kill -KILL $pid
+wait $pid
+status spill-kill 137 $?
+left=$(compgen -G "$S/neardup-*")
+check spill-kill "no folder was left to remove" test -f "$left/sketches"
+check spill-kill "no temporary --dups file was left to remove" compgen -G "$T/spill-dups.tsv.tmp-*"
+"$ND" dedup "$T/long.txt" --dups "$T/spill-dups.tsv" --tmp-dir "$S" --quiet >"$T/out" 2>"$T/err"
+status spill-reclaim 0 $?
+check spill-reclaim "the folder removed is not named" \
+  grep -qE "^neardup dedup: warning: removed the temporary folder $left \([0-9]+ (bytes|MB)\), left by an earlier job that was killed or crashed$" "$T/err"
+check spill-reclaim "the killed job's folder was left" only "$S"
+check spill-reclaim "the killed job's temporary --dups file was left" \
+  test -z "$(compgen -G "$T/spill-dups.tsv.tmp-*")"
 # A file-size limit (as a full disk) met by the spill files, which are written first.
 (ulimit -f 2048; exec "$ND" dedup "$T/long.txt" --dups "$T/spill-dups.tsv" --tmp-dir "$S" --quiet) >"$T/out" 2>"$T/err"
 status spill-size-limit 1 $?
