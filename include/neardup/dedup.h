@@ -216,9 +216,10 @@ struct DedupReport {
   bool pairs_complete = true;
   uint64_t candidates = 0;  // kAccurate: sketch comparisons
   // kAccurate: boundary pairs (DedupOptions::boundary_sigmas) decided by their exact Jaccard, the
-  // nearest the threshold first, as long as their documents' features fit in min(memory_limit / 16,
-  // 256 MB); of them, those at or above the threshold; and the boundary pairs left to the sketch's
-  // estimate beyond that.
+  // nearest the threshold first, as long as their documents' features take at most 256 MB in all
+  // (whatever memory_limit: it bounds how many are held at once); of them, those at or above the
+  // threshold; and the boundary pairs left to the sketch's estimate beyond that (a warning says
+  // so).
   uint64_t boundary_pairs = 0;
   uint64_t boundary_accepted = 0;
   uint64_t boundary_left = 0;

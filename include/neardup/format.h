@@ -28,6 +28,9 @@ void AppendHex64(uint64_t value, std::string* out);
 void AppendHexBytes(std::span<const uint8_t> bytes, std::string* out);
 void AppendHexBands(std::span<const uint32_t> keys, std::string* out);
 
+// A size for messages, in units of 1024: "812 bytes", "82 KB", "1.5 MB", "6.1 GB".
+std::string ByteSize(uint64_t bytes);
+
 }  // namespace neardup
 
 #endif  // NEARDUP_FORMAT_H_

@@ -17,7 +17,10 @@
 namespace neardup::dedup_internal {
 namespace {
 
-// At most this much memory holds the feature sets of the boundary pairs' documents.
+// The boundary pairs decided exactly take at most this much of their documents' feature sets (8
+// bytes a feature) in all: a bound on the work, not on memory (ExactJaccards holds as many of them
+// at once as BoundaryPassBytes allows, and makes more passes), so that --memory never changes
+// which pairs are decided exactly, and so the result.
 constexpr uint64_t kBoundaryBytes = uint64_t{256} << 20;
 
 // The documents left out of the join, ascending: near-duplicates of an index, and documents
@@ -196,15 +199,18 @@ std::vector<SimilarPair> BoundaryToDecide(const std::vector<SimilarPair>& pairs,
   return todo;
 }
 
-// The memory for the feature sets of the documents of the boundary pairs decided exactly.
-uint64_t BoundaryBytes(const JobSettings& settings) {
-  return std::min(settings.memory_limit / 16, kBoundaryBytes);
+}  // namespace
+
+uint64_t BoundaryPassBytes(const JobSettings& settings) {
+  return std::clamp(settings.memory_limit / 16, kMinBoundaryPassBytes, kBoundaryBytes);
 }
 
+namespace {
+
 // Decides the boundary pairs: those nearest the threshold first, as long as their documents'
-// feature sets fit in BoundaryBytes, by their exact Jaccard (`exact`); the rest by the sketch's
-// estimate. Those at or above the threshold join *pairs (with the similarity that decided them),
-// which stays sorted.
+// feature sets take at most kBoundaryBytes in all, by their exact Jaccard (`exact`); the rest by
+// the sketch's estimate. Those at or above the threshold join *pairs (with the similarity that
+// decided them), which stays sorted.
 Status DecideBoundary(const JobSettings& settings, const ExactJaccardFunction& exact,
                       const Grouping& grouping, std::vector<SimilarPair> todo,
                       std::vector<SimilarPair>* pairs, DedupReport* report) {
@@ -241,12 +247,19 @@ Status DecideBoundary(const JobSettings& settings, const ExactJaccardFunction& e
     for (const uint32_t g : {todo[exact_count].first, todo[exact_count].second}) {
       if (!chosen[g]) more += uint64_t{features_of(g)} * sizeof(uint64_t);
     }
-    if (used + more > BoundaryBytes(settings)) break;
+    if (used + more > kBoundaryBytes) break;
     used += more;
     chosen[todo[exact_count].first] = chosen[todo[exact_count].second] = true;
   }
   report->boundary_pairs = exact_count;
   report->boundary_left = todo.size() - exact_count;
+  if (report->boundary_left > 0) {
+    report->warnings.push_back(
+        std::to_string(report->boundary_left) + " of the " + std::to_string(todo.size()) +
+        " pairs near the threshold were decided by their sketch estimates alone: deciding them "
+        "from "
+        "their texts is bounded to 256 MB of features, which the nearest took");
+  }
   std::vector<std::pair<uint32_t, uint32_t>> documents;
   documents.reserve(exact_count);
   for (size_t i = 0; i < exact_count; ++i) {

@@ -107,6 +107,12 @@ struct Clusters {
   uint64_t document_pairs = 0;
 };
 
+// The memory ExactJaccards may give the feature sets it holds at once: a sixteenth of the memory
+// limit, at least kMinBoundaryPassBytes (a smaller pass would re-read compressed inputs once per
+// few documents) and at most the bound of the boundary decision's work (256 MB).
+inline constexpr uint64_t kMinBoundaryPassBytes = uint64_t{16} << 20;
+uint64_t BoundaryPassBytes(const JobSettings& settings);
+
 // The exact Jaccard similarity of each pair of documents (first, second), from their texts.
 using ExactJaccardFunction =
     std::function<Result<std::vector<double>>(const std::vector<std::pair<uint32_t, uint32_t>>&)>;

@@ -385,15 +385,16 @@ Result<std::vector<bool>> DecideAndWrite(Signatures signatures, const DocumentTa
       dedup_internal::GroupDocuments(std::move(signatures), *index_matches, table, settings);
   if (!grouped.ok()) return grouped.status();
   Grouping grouping = std::move(*grouped);
-  // Boundary pairs are decided from the texts, read again (DecideBoundary chose documents whose
-  // feature sets fit in a sixteenth of the memory limit).
+  // Boundary pairs are decided from the texts, read again, in passes that hold at most
+  // BoundaryPassBytes of feature sets.
   const dedup_internal::ExactJaccardFunction exact =
       [&](const std::vector<std::pair<uint32_t, uint32_t>>& pairs) {
         std::vector<dedup_internal::DocumentPair> documents;
         documents.reserve(pairs.size());
         for (const auto& [a, b] : pairs) documents.push_back({a, b});
-        return dedup_internal::ExactJaccards(files, table, settings, documents,
-                                             static_cast<size_t>(settings.memory_limit / 16));
+        return dedup_internal::ExactJaccards(
+            files, table, settings, documents,
+            static_cast<size_t>(dedup_internal::BoundaryPassBytes(settings)));
       };
   auto clusters = shard_pairs == nullptr
                       ? dedup_internal::JoinAndCluster(settings, exact, &grouping, report)

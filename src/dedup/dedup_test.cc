@@ -360,6 +360,17 @@ TEST_F(DedupTest, AccurateBoundaryPairsAreDecidedExactly) {
   ASSERT_TRUE(clustered.ok()) << clustered.status().ToString();
   EXPECT_EQ(clustered->kept, report->kept);
   EXPECT_EQ(ReadFile(o.clusters_path), ReadFile(dir_.Path("clusters.jsonl")));
+  EXPECT_TRUE(clustered->warnings.empty());
+  // The memory limit bounds how many documents the exact decision holds at once, never which pairs
+  // it decides: the smallest limit gives the same pairs, every one decided exactly.
+  DedupOptions small = Options(input);
+  small.memory_limit = 128 << 10;
+  small.pairs_path = dir_.Path("pairs-small.tsv");
+  auto limited = RunDedup(small);
+  ASSERT_TRUE(limited.ok()) << limited.status().ToString();
+  EXPECT_EQ(limited->boundary_pairs, report->boundary_pairs);
+  EXPECT_EQ(limited->boundary_left, 0u);
+  EXPECT_EQ(ReadFile(small.pairs_path), ReadFile(dir_.Path("pairs.tsv")));
 }
 
 // Without a pairs file, the linear join verifies a candidate only when the other document is not

@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "dedup/spill.h"
+#include "neardup/format.h"
 #include "neardup/input.h"
 #include "neardup/simhash.h"
 
@@ -470,9 +471,8 @@ Status ReadDocuments(const std::vector<InputFile>& files, const DedupOptions& op
     if (status.ok() && memory_limit > 0 && held > memory_limit) {
       status = Status::ResourceExhausted(
           "the signatures of " + std::to_string(table->documents) + " documents take " +
-          std::to_string(held >> 20) + " MB, over the memory limit of " +
-          std::to_string(memory_limit >> 20) +
-          " MB: every pair, a saved index and --against keep them in memory (--memory raises "
+          ByteSize(held) + ", over the memory limit of " + ByteSize(memory_limit) +
+          ": every pair, a saved index and --against keep them in memory (--memory raises "
           "the limit; without those options the signatures go to temporary files)");
     }
   }

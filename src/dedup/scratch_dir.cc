@@ -11,6 +11,8 @@
 #include <cstring>
 #include <filesystem>
 
+#include "neardup/format.h"
+
 namespace neardup::dedup_internal {
 namespace {
 
@@ -28,11 +30,6 @@ bool IsScratchName(const char* name) {
     if (!alnum) return false;
   }
   return tail[6] == '\0';
-}
-
-std::string SizeText(uint64_t bytes) {
-  if (bytes < (uint64_t{1} << 20)) return std::to_string(bytes) + " bytes";
-  return std::to_string((bytes + (uint64_t{1} << 19)) >> 20) + " MB";
 }
 
 // The bytes of the regular files under `dir` (what removing it frees), not following links.
@@ -70,7 +67,7 @@ std::string ReclaimIfStale(const std::string& dir) {
     const uint64_t bytes = TreeBytes(dir);
     std::error_code error;
     std::filesystem::remove_all(dir, error);
-    if (!error) removed = dir + " (" + SizeText(bytes) + ")";
+    if (!error) removed = dir + " (" + ByteSize(bytes) + ")";
   }
   ::close(fd);
   return removed;

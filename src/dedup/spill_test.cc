@@ -502,7 +502,7 @@ TEST(ScratchDirTest, RemovesTheFoldersOfKilledJobsOnly) {
   EXPECT_TRUE(fs::exists(killed_folder + "/sketches"));
   auto next = ScratchDir::Create(base.path(), &reclaimed);
   ASSERT_TRUE(next.ok());
-  EXPECT_EQ(reclaimed, std::vector<std::string>{killed_folder + " (3 MB)"});
+  EXPECT_EQ(reclaimed, std::vector<std::string>{killed_folder + " (3.0 MB)"});
   EXPECT_FALSE(fs::exists(killed_folder));
 
   EXPECT_TRUE(fs::exists((*live)->path() + "/lock"));

@@ -1,5 +1,7 @@
 #include "neardup/format.h"
 
+#include <cstdio>
+
 #include "neardup/text.h"
 
 namespace neardup {
@@ -114,6 +116,19 @@ void AppendHex64(uint64_t value, std::string* out) {
     value >>= 4;
   }
   out->append(hex, 16);
+}
+
+std::string ByteSize(uint64_t bytes) {
+  if (bytes < 1024) return std::to_string(bytes) + (bytes == 1 ? " byte" : " bytes");
+  char text[32];
+  if (bytes < (uint64_t{1} << 20)) {
+    std::snprintf(text, sizeof(text), "%.0f KB", static_cast<double>(bytes) / 1024);
+  } else if (bytes < (uint64_t{1} << 30)) {
+    std::snprintf(text, sizeof(text), "%.1f MB", static_cast<double>(bytes) / (1 << 20));
+  } else {
+    std::snprintf(text, sizeof(text), "%.1f GB", static_cast<double>(bytes) / (1 << 30));
+  }
+  return text;
 }
 
 }  // namespace neardup

@@ -228,7 +228,7 @@ check spill-kill "no temporary --dups file was left to remove" compgen -G "$T/sp
 "$ND" dedup "$T/long.txt" --dups "$T/spill-dups.tsv" --tmp-dir "$S" --quiet >"$T/out" 2>"$T/err"
 status spill-reclaim 0 $?
 check spill-reclaim "the folder removed is not named" \
-  grep -qE "^neardup dedup: warning: removed the temporary folder $left \([0-9]+ (bytes|MB)\), left by an earlier job that was killed or crashed$" "$T/err"
+  grep -qE "^neardup dedup: warning: removed the temporary folder $left \([0-9.]+ (bytes|KB|MB|GB)\), left by an earlier job that was killed or crashed$" "$T/err"
 check spill-reclaim "the killed job's folder was left" only "$S"
 check spill-reclaim "the killed job's temporary --dups file was left" \
   test -z "$(compgen -G "$T/spill-dups.tsv.tmp-*")"
