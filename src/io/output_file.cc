@@ -110,7 +110,20 @@ Status OutputFile::Open(const std::string& path, bool keep_in_cache) {
     if (fd_ < 0) return Status::IOError(std::string("standard output: ") + std::strerror(errno));
     return Status::OK();
   }
-  // stat follows every link, the kernel's own (/dev/stdout, /proc/self/fd/N) included.
+  if (const int descriptor = output_internal::DescriptorOf(path); descriptor >= 0) {
+    // An open descriptor of ours (/dev/stdout, /dev/fd/N): written in place, whatever it is.
+    kind_ = Kind::kInPlace;
+    target_ = path;
+    if ((::fcntl(descriptor, F_GETFL) & O_ACCMODE) == O_RDONLY) {
+      kind_ = Kind::kClosed;
+      return Status::InvalidArgument(path + ": descriptor " + std::to_string(descriptor) +
+                                     " is open for reading only");
+    }
+    fd_ = ::fcntl(descriptor, F_DUPFD_CLOEXEC, 3);
+    if (fd_ < 0) return Status::IOError(path + ": " + std::strerror(errno));
+    return Status::OK();
+  }
+  // stat follows every link, the kernel's own (/proc/PID/fd/N of another process) included.
   struct stat st;
   const bool exists = ::stat(path.c_str(), &st) == 0;
   if (!exists && errno != ENOENT) return Status::IOError(path + ": " + std::strerror(errno));

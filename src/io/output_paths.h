@@ -22,6 +22,13 @@ Result<std::string> ReplacedPath(const std::string& path, bool exists);
 // an open descriptor (/dev/stdout, /dev/fd/N, /proc/self/fd/N), which is duplicated.
 Result<int> OpenInPlace(const std::string& path, mode_t mode);
 
+// The open descriptor of this process that `path` names, through its chain of links:
+// /dev/stdout (1), /dev/stderr (2), /dev/fd/N or /proc/self/fd/N (or /proc/PID/fd/N of this
+// process) give N when N is open; -1 for any other path. Such an output is written in place through
+// a copy of the descriptor, as `-` is: a shell redirection (`> file`, `>> file`) then gets what it
+// asked for, instead of a new file renamed over the one the shell opened.
+int DescriptorOf(const std::string& path);
+
 // The folder holding `path` ("." for a bare name).
 std::string FolderOf(const std::string& path);
 

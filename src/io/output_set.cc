@@ -28,6 +28,40 @@ Result<std::string> FollowLinks(const std::string& path) {
   return Status::InvalidArgument(path + ": too many levels of symbolic links");
 }
 
+namespace {
+
+// N for /dev/stdout, /dev/stderr, /dev/fd/N, /proc/self/fd/N and /proc/PID/fd/N of this process.
+int DescriptorName(const std::string& path) {
+  if (path == "/dev/stdout") return STDOUT_FILENO;
+  if (path == "/dev/stderr") return STDERR_FILENO;
+  const std::string own = "/proc/" + std::to_string(::getpid()) + "/fd/";
+  for (const std::string& prefix : {std::string("/dev/fd/"), std::string("/proc/self/fd/"), own}) {
+    if (path.size() <= prefix.size() || path.compare(0, prefix.size(), prefix) != 0) continue;
+    const std::string digits = path.substr(prefix.size());
+    if (digits.size() > 9 || digits.find_first_not_of("0123456789") != std::string::npos) return -1;
+    return std::atoi(digits.c_str());
+  }
+  return -1;
+}
+
+}  // namespace
+
+int DescriptorOf(const std::string& path) {
+  std::string current = path;
+  for (int hops = 0; hops < 40; ++hops) {
+    const int fd = DescriptorName(current);
+    if (fd >= 0) return ::fcntl(fd, F_GETFD) >= 0 ? fd : -1;
+    struct stat st;
+    if (::lstat(current.c_str(), &st) != 0 || !S_ISLNK(st.st_mode)) return -1;
+    std::string link(static_cast<size_t>(st.st_size > 0 ? st.st_size : 4096) + 1, '\0');
+    const ssize_t n = ::readlink(current.c_str(), link.data(), link.size());
+    if (n <= 0) return -1;
+    link.resize(static_cast<size_t>(n));
+    current = link[0] == '/' ? link : FolderOf(current) + "/" + link;
+  }
+  return -1;
+}
+
 Result<std::string> ReplacedPath(const std::string& path, bool exists) {
   if (!exists) return FollowLinks(path);
   char* real = ::realpath(path.c_str(), nullptr);
@@ -121,7 +155,7 @@ Result<OutputFile*> OutputSet::Add(const std::string& path, std::string_view rol
   if (!identity.ok()) return identity.status().WithContext(role);
   if (path != "-")
     NEARDUP_RETURN_IF_ERROR(output_internal::CheckWritableKind(path, mode).WithContext(role));
-  if (regular_only && (path == "-" || !S_ISREG(mode))) {
+  if (regular_only && (path == "-" || !S_ISREG(mode) || output_internal::DescriptorOf(path) >= 0)) {
     return Status::InvalidArgument(std::string(role) + ": " + path +
                                    " is not a regular file: this output is replaced as a whole");
   }

@@ -80,6 +80,23 @@ same symlink-output-target "$T/target.txt" "$(printf 'alpha beta gamma delta eps
 "$ND" dedup "$T/in.txt" -o /dev/stdout --quiet >"$T/out" 2>"$T/err"
 status dev-stdout 0 $?
 same dev-stdout "$T/out" "$(printf 'alpha beta gamma delta epsilon zeta\nomega psi chi phi upsilon tau')"
+# /dev/stdout, /dev/stderr and /dev/fd/N are the descriptors the shell opened: written in place
+# (appended under >>), never replaced by a new file.
+printf 'old out\n' >"$T/app.out"
+printf 'old log\n' >"$T/app.log"
+inode=$(stat -c %i "$T/app.out")
+"$ND" dedup "$T/in.txt" -o /dev/stdout --dups /dev/stderr --quiet >>"$T/app.out" 2>>"$T/app.log"
+status dev-stdout-append 0 $?
+check dev-stdout-append "the file the shell opened was replaced" test "$(stat -c %i "$T/app.out")" = "$inode"
+same dev-stdout-append "$T/app.out" "$(printf 'old out\nalpha beta gamma delta epsilon zeta\nomega psi chi phi upsilon tau')"
+same dev-stderr-append "$T/app.log" "$(printf 'old log\n2\t1\t1.0000')"
+"$ND" dedup "$T/in.txt" -o /dev/fd/7 --quiet 7>>"$T/app.out" >"$T/out" 2>"$T/err"
+status dev-fd-append 0 $?
+same dev-fd-append "$T/app.out" "$(printf 'old out\nalpha beta gamma delta epsilon zeta\nomega psi chi phi upsilon tau\nalpha beta gamma delta epsilon zeta\nomega psi chi phi upsilon tau')"
+"$ND" dedup "$T/in.txt" -o /dev/fd/7 --quiet 7<"$T/app.log" >"$T/out" 2>"$T/err"
+status dev-fd-read-only 1 $?
+same dev-fd-read-only "$T/err" "neardup dedup: /dev/fd/7: descriptor 7 is open for reading only"
+rm -f "$T/app.out" "$T/app.log"
 rm -f "$T/fifo" "$T/fifo-read" "$T/link.txt" "$T/target.txt"
 
 # --- outputs naming each other or an input are refused before any work, and the input survives
