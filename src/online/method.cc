@@ -1,6 +1,7 @@
 // MethodOptions, settings lines and DocumentSigner (neardup/method.h).
 #include "neardup/method.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cstdio>
 #include <map>
@@ -114,7 +115,11 @@ Result<MethodOptions> ResolveMethodOptions(const MethodOptions& options) {
     if (resolved.sketch.rows == 0) {
       auto rows = ChooseRows(options.threshold, resolved.sketch.bands);
       if (!rows.ok()) return rows.status();
-      resolved.sketch.rows = *rows;
+      // ChooseRows stops at the largest sketch's bins; these bins may hold fewer rows (a threshold
+      // of 0.98 or more asks for more than 1024 / 20). The most they hold still finds a pair at the
+      // threshold almost surely: 20 x 51 rows at 0.98 with probability 0.9998.
+      const int most = resolved.sketch.bands > 0 ? resolved.sketch.bins / resolved.sketch.bands : 0;
+      resolved.sketch.rows = most >= 1 ? std::min(*rows, most) : *rows;
     }
     // The same for the sketch (sketch=1025x1).
     NEARDUP_RETURN_IF_ERROR(CheckSketchOptions(resolved.sketch));

@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,30 @@ TEST(MethodOptions, EachMethodTakesItsOwnFeatures) {
   EXPECT_EQ(accurate->features->shingle_size, 5);
   EXPECT_EQ(accurate->features->weighting, FeatureWeighting::kDistinct);
   EXPECT_EQ(accurate->sketch.rows, *ChooseRows(0.8, 20));
+}
+
+// Every threshold in (0, 1] has a design: up to 0.97 the rows ChooseRows picks; above, as many as
+// the bins hold (more would not fit), which still find a pair at the threshold almost surely.
+TEST(MethodOptions, EveryThresholdUpToOneHasADesign) {
+  for (const double t : {0.01, 0.5, 0.8, 0.97, 0.98, 0.99, 0.995, 1.0}) {
+    MethodOptions o;
+    o.threshold = t;
+    auto resolved = ResolveMethodOptions(o);
+    ASSERT_TRUE(resolved.ok()) << t << ": " << resolved.status().ToString();
+    const SketchOptions& s = resolved->sketch;
+    EXPECT_LE(s.bands * s.rows, s.bins) << t;
+    EXPECT_EQ(s.rows, std::min(*ChooseRows(t, s.bands), s.bins / s.bands)) << t;
+    if (s.rows > 1) {
+      EXPECT_GE(BandCollisionProbability(t, s.bands, s.rows), 0.995) << t;
+    }
+    EXPECT_TRUE(DocumentSigner::Create(o).ok()) << t;
+  }
+  MethodOptions small;
+  small.threshold = 0.99;
+  small.sketch.bins = 256;  // 12 rows of 20 bands
+  auto resolved = ResolveMethodOptions(small);
+  ASSERT_TRUE(resolved.ok()) << resolved.status().ToString();
+  EXPECT_EQ(resolved->sketch.rows, 12);
 }
 
 TEST(MethodOptions, BadSettingsAreNamed) {
