@@ -1,6 +1,8 @@
 #include "neardup/input.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <random>
@@ -200,6 +202,42 @@ TEST(LineReaderTest, CompressedFiles) {
   std::vector<std::string> want = {"alpha", "beta", "gamma"};
   EXPECT_EQ(ReadAll(dir.Path("c.txt.gz")), want);
   EXPECT_EQ(ReadAll(dir.Path("c.txt.zst")), want);
+}
+
+// A file named without its suffix is read by its first bytes (gzip 1f 8b, zstd 28 b5 2f fd, which
+// cannot start UTF-8 text), decompressed and without offsets; text that merely starts with 0x1f or
+// '(' stays plain, as do files shorter than the magic.
+TEST(LineReaderTest, CompressedFilesAreKnownByTheirFirstBytes) {
+  testing::TempDir dir;
+  const std::string plain = dir.File("c.txt", "alpha\nbeta\ngamma\n");
+  ASSERT_EQ(std::system(("gzip -c " + plain + " > " + dir.Path("gzipped.txt")).c_str()), 0);
+  ASSERT_EQ(std::system(("zstd -q -c " + plain + " > " + dir.Path("zstd.data")).c_str()), 0);
+  const std::vector<std::string> want = {"alpha", "beta", "gamma"};
+  for (const std::string name : {"gzipped.txt", "zstd.data"}) {
+    EXPECT_EQ(ReadAll(dir.Path(name)), want) << name;
+    auto reader = LineReader::Open(dir.Path(name));
+    ASSERT_TRUE(reader.ok());
+    EXPECT_EQ((*reader)->offset(), LineReader::kNoOffset) << name;
+  }
+  const std::string near = dir.File("near.txt", "\x1f not gzip\n(\xb5 not zstd\n");
+  EXPECT_EQ(ReadAll(near), (std::vector<std::string>{"\x1f not gzip", "(\xb5 not zstd"}));
+  auto reader = LineReader::Open(near);
+  ASSERT_TRUE(reader.ok());
+  EXPECT_EQ((*reader)->offset(), 0u);
+  EXPECT_EQ(ReadAll(dir.File("one.txt", "x")), std::vector<std::string>{"x"});
+  EXPECT_EQ(ReadAll(dir.File("empty.txt", "")), std::vector<std::string>{});
+  EXPECT_EQ(ReadAll(dir.File("two.txt", "\x1f\n")), std::vector<std::string>{"\x1f"});
+  // Standard input, looked at on its first read.
+  const int saved = ::dup(0);
+  for (const std::string name : {"gzipped.txt", "zstd.data", "c.txt"}) {
+    const int fd = ::open(dir.Path(name).c_str(), O_RDONLY);
+    ASSERT_GE(fd, 0);
+    ASSERT_EQ(::dup2(fd, 0), 0);
+    ::close(fd);
+    EXPECT_EQ(ReadAll("-"), want) << name;
+  }
+  ::dup2(saved, 0);
+  ::close(saved);
 }
 
 TEST(LineReaderTest, CorruptCompressedFilesAreErrors) {

@@ -4,8 +4,11 @@
 #include <zlib.h>
 #include <zstd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include "neardup/input.h"
@@ -41,7 +44,32 @@ class FdSource : public ByteSource {
   ~FdSource() override {
     if (owned_) ::close(fd_);
   }
+  // Reads the first bytes of the stream (up to 4, fewer at its end) without consuming them: Read
+  // returns them first.
+  Result<std::string_view> Peek() {
+    while (peeked_.size() < 4 && !peek_end_) {
+      char bytes[4];
+      auto n = ReadFd(bytes, 4 - peeked_.size());
+      if (!n.ok()) return n.status();
+      if (*n == 0) peek_end_ = true;
+      peeked_.append(bytes, *n);
+    }
+    return std::string_view(peeked_);
+  }
   Result<size_t> Read(char* buffer, size_t capacity) override {
+    if (peeked_.size() > peek_used_) {
+      const size_t n = std::min(capacity, peeked_.size() - peek_used_);
+      std::memcpy(buffer, peeked_.data() + peek_used_, n);
+      peek_used_ += n;
+      return n;
+    }
+    return ReadFd(buffer, capacity);
+  }
+  // Bytes delivered by Read (peeked bytes count once Read has returned them).
+  uint64_t raw_bytes() const override { return raw_ - (peeked_.size() - peek_used_); }
+
+ private:
+  Result<size_t> ReadFd(char* buffer, size_t capacity) {
     while (true) {
       ssize_t n = ::read(fd_, buffer, capacity);
       if (n >= 0) {
@@ -52,13 +80,14 @@ class FdSource : public ByteSource {
       return Status::IOError(path_ + ": read failed: " + std::strerror(errno));
     }
   }
-  uint64_t raw_bytes() const override { return raw_; }
 
- private:
   int fd_;
   bool owned_;
   std::string path_;
   uint64_t raw_ = 0;
+  std::string peeked_;
+  size_t peek_used_ = 0;
+  bool peek_end_ = false;
 };
 
 class GzipSource : public ByteSource {
@@ -299,6 +328,46 @@ class LineReaderImpl final : public LineReader {
   const bool plain_;
 };
 
+// gzip's 1f 8b and zstd's 28 b5 2f fd cannot start UTF-8 text (0x8b and 0xb5 are continuation
+// bytes): a stream that starts with them is read decompressed whatever its name.
+enum class Compression { kNone, kGzip, kZstd };
+Compression CompressionOfHead(std::string_view head) {
+  if (head.starts_with("\x1f\x8b")) return Compression::kGzip;
+  if (head.starts_with("\x28\xb5\x2f\xfd")) return Compression::kZstd;
+  return Compression::kNone;
+}
+
+std::unique_ptr<ByteSource> Decoder(Compression compression, std::unique_ptr<FdSource> raw,
+                                    const std::string& path) {
+  if (compression == Compression::kGzip) return std::make_unique<GzipSource>(std::move(raw), path);
+  if (compression == Compression::kZstd) return std::make_unique<ZstdSource>(std::move(raw), path);
+  return raw;
+}
+
+// Standard input, whose first bytes are looked at on the first read (not when it is opened: a
+// pipe may not have them yet).
+class SniffedSource : public ByteSource {
+ public:
+  SniffedSource(std::unique_ptr<FdSource> raw, std::string path)
+      : raw_(std::move(raw)), path_(std::move(path)) {}
+  Result<size_t> Read(char* buffer, size_t capacity) override {
+    if (source_ == nullptr) {
+      auto head = raw_->Peek();
+      if (!head.ok()) return head.status();
+      source_ = Decoder(CompressionOfHead(*head), std::move(raw_), path_);
+    }
+    return source_->Read(buffer, capacity);
+  }
+  uint64_t raw_bytes() const override {
+    return source_ != nullptr ? source_->raw_bytes() : raw_->raw_bytes();
+  }
+
+ private:
+  std::unique_ptr<FdSource> raw_;
+  std::unique_ptr<ByteSource> source_;
+  std::string path_;
+};
+
 }  // namespace
 
 Status InputError(const Status& status, std::string_view path, uint64_t line) {
@@ -318,15 +387,22 @@ Result<std::unique_ptr<LineReader>> LineReader::Open(const std::string& path) {
     }
     raw = std::make_unique<FdSource>(fd, /*owned=*/true, path);
   }
+  // Compressed by its name, or else by its first bytes (CompressionOfHead), so that a file named
+  // without its suffix, or standard input, is read as what it is.
   std::unique_ptr<ByteSource> source;
   bool plain = false;
   if (EndsWith(path, ".gz")) {
-    source = std::make_unique<GzipSource>(std::move(raw), path);
+    source = Decoder(Compression::kGzip, std::move(raw), path);
   } else if (EndsWith(path, ".zst")) {
-    source = std::make_unique<ZstdSource>(std::move(raw), path);
+    source = Decoder(Compression::kZstd, std::move(raw), path);
+  } else if (path == "-") {
+    source = std::make_unique<SniffedSource>(std::move(raw), path);
   } else {
-    source = std::move(raw);
-    plain = path != "-";
+    auto head = raw->Peek();
+    if (!head.ok()) return head.status();
+    const Compression compression = CompressionOfHead(*head);
+    plain = compression == Compression::kNone;
+    source = Decoder(compression, std::move(raw), path);
   }
   return std::unique_ptr<LineReader>(
       std::make_unique<LineReaderImpl>(std::move(source), path, plain));

@@ -86,6 +86,12 @@ check upper-case-gz 0 "$T/empty" "" "" -- "$ND" dedup -q "$T/AB.NDJSON.GZ" --dup
 same upper-case-gz "$T/dups.tsv" "$(printf 'b\ta\t1.0000')"
 gzip -c "$T/two.txt" >"$T/TWO.TXT.GZ"
 check hash-upper-case-gz 0 "$T/empty" "$(cat "$T/two.hashes")" "" -- "$ND" hash "$T/TWO.TXT.GZ"
+# Compressed data on standard input or under a name without its suffix: known by its first bytes.
+gzip -c "$T/two.txt" >"$T/two-gzipped"
+check hash-gzip-stdin 0 "$T/two-gzipped" "$(cat "$T/two.hashes")" "" -- "$ND" hash
+check hash-gzip-no-suffix 0 "$T/empty" "$(cat "$T/two.hashes")" "" -- "$ND" hash "$T/two-gzipped"
+zstd -q -c "$T/two.txt" >"$T/two-zstd"
+check dedup-zstd-stdin 0 "$T/two-zstd" "$(cat "$T/two.txt")" "" -- "$ND" dedup -q - -o - --empty keep
 cp "$T/ab.jsonl" "$T/ab.json"
 check json-name-is-text 0 "$T/empty" "$(cat "$T/ab.jsonl")" \
   "neardup dedup: warning: $T/ab.json: read as plain text, one document per line (only .jsonl and .ndjson names are taken for JSON Lines; --format jsonl reads them as JSON Lines)" \
