@@ -229,8 +229,8 @@ int RunDedupCommand(const DedupFlags& flags) {
   auto format = ParseInputFormat(flags.jsonl ? "jsonl" : flags.format);
   if (!format.ok()) return ReportError("dedup", format.status());
   options.format = *format;
-  options.id_field = flags.id_field;
-  options.require_id_field = flags.id_field_given;
+  options.id_field = flags.id_field == "none" ? "" : flags.id_field;
+  options.require_id_field = flags.id_field_given && !options.id_field.empty();
   options.unique_ids = flags.unique_ids;
   options.text_field = flags.text_field;
   options.max_line_bytes = flags.max_line_bytes;
@@ -382,7 +382,9 @@ void AddDedupCommand(CLI::App* app, int* exit_code) {
   command
       ->add_option(
           "--id-field", flags->id_field,
-          "JSONL id field (dotted path; given, some document must have it); none: file:line")
+          "JSONL id field (dotted path; when given, some document must have it); a document "
+          "without one is named by its line (FILE:LINE when others have ids or with several "
+          "inputs); none: every document by its line")
       ->capture_default_str();
   command->add_flag(
       "--unique-ids", flags->unique_ids,
@@ -486,6 +488,17 @@ void AddDedupCommand(CLI::App* app, int* exit_code) {
       ->allow_extra_args(false);
   AddRedisFlags(command, &flags->redis);
   command->callback([flags, exit_code, command] {
+    if (flags->text_field.empty()) {
+      *exit_code = ReportError(
+          "dedup", UsageError("--text-field is empty: name the JSONL field that holds the text"));
+      return;
+    }
+    if (flags->id_field.empty()) {
+      *exit_code = ReportError(
+          "dedup", UsageError("--id-field is empty: name the JSONL field that holds the id, or "
+                              "give none to name every document by its line"));
+      return;
+    }
     if (!flags->priority_field.empty() && command->count("--keep") > 0) {
       *exit_code =
           ReportError("dedup", UsageError("--priority-field keeps the document with the "

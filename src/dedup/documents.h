@@ -134,7 +134,8 @@ struct DocumentTable {
   // growing).
   void ReserveIds(size_t expected);
 
-  // The id of document d.
+  // The id of document d: its id field's value, else its place: the line number alone while no
+  // document has an id and there is one input, else FILE:LINE.
   std::string id(size_t d) const;
   // Whether document d is named by its line (it has no id field).
   bool NamedByLine(size_t d) const;
