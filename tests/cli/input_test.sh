@@ -76,6 +76,16 @@ check priority-field-missing 1 "$T/empty" "" \
   "neardup dedup: no document has the priority field 'score' (a JSONL number field)" \
   -- "$ND" dedup -q "$T/ab.jsonl" --priority-field score -o "$T/k.jsonl"
 [[ ! -e "$T/k.jsonl" ]] && passed=$((passed + 1)) || { echo "FAIL field-missing: an output was written"; failed=$((failed + 1)); }
+# Empty field names are usage errors; --id-field none names documents by their lines; beside ids, a
+# document without one is named FILE:LINE (its bare line number "2" is also the id of another).
+check text-field-empty 2 "$T/empty" "" "neardup dedup: usage: --text-field is empty: name the JSONL field that holds the text" \
+  -- "$ND" dedup -q "$T/ab.jsonl" --text-field '' -o "$T/k.jsonl"
+check id-field-empty 2 "$T/empty" "" "neardup dedup: usage: --id-field is empty: name the JSONL field that holds the id, or give none to name every document by its line" \
+  -- "$ND" dedup -q "$T/ab.jsonl" --id-field '' -o "$T/k.jsonl"
+check id-field-none 0 "$T/empty" "$(printf '2\t1\t1.0000')" "" -- "$ND" dedup -q "$T/ab.jsonl" --id-field none -o /dev/null --dups -
+printf '{"id":"a","text":"one two three four five six"}\n{"text":"one two three four five six"}\n{"id":"2","text":"one two three four five six"}\n' >"$T/mixed.jsonl"
+check id-missing-named-by-place 0 "$T/empty" "$(printf 'a\t%s\t1.0000\na\t2\t1.0000\n%s\t2\t1.0000' "$T/mixed.jsonl:2" "$T/mixed.jsonl:2")" "" \
+  -- "$ND" dedup -q "$T/mixed.jsonl" -o /dev/null --pairs -
 
 # --- input names: upper-case extensions, .json read as plain text with a warning
 cp "$T/ab.jsonl" "$T/AB.JSONL"
