@@ -383,8 +383,8 @@ void AddDedupCommand(CLI::App* app, int* exit_code) {
       ->add_option(
           "--id-field", flags->id_field,
           "JSONL id field (dotted path; when given, some document must have it); a document "
-          "without one is named by its line (FILE:LINE when others have ids or with several "
-          "inputs); none: every document by its line")
+          "without one is named by its line (FILE:LINE with several inputs); none: every "
+          "document by its line")
       ->capture_default_str();
   command->add_flag(
       "--unique-ids", flags->unique_ids,

@@ -329,12 +329,9 @@ std::string DocumentTable::id(size_t d) const {
     for (size_t i = d / kIdRun * kIdRun; i < d; ++i) begin += id_lengths_[i];
     return id_bytes_.substr(begin, id_lengths_[d]);
   }
-  // A bare line number only while no document has an id: beside ids ("2" may be one) the file
-  // says it is a place.
   const auto [file, line] = FileAndLine(d);
-  return file_names.size() > 1 || !id_lengths_.empty()
-             ? file_names[file] + ":" + std::to_string(line)
-             : std::to_string(line);
+  return file_names.size() > 1 ? file_names[file] + ":" + std::to_string(line)
+                               : std::to_string(line);
 }
 
 void DocumentTable::ForEachId(const std::function<void(size_t, std::string_view)>& on_id) const {

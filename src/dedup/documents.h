@@ -32,7 +32,8 @@ struct InputFile {
 // Expands folders (recursively, in name order), decides each file's format, and copies standard
 // input and pipes to files named spool_path + ".N" (so that the second pass can read them again).
 // NotFound naming a missing input; InvalidArgument for an input that is neither a file nor a
-// folder, or "-" given twice.
+// folder, "-" given twice, or a file given twice (by any names, or in a folder given too); IOError
+// naming the reason when a copy cannot be made.
 Result<std::vector<InputFile>> ExpandInputs(const DedupOptions& options,
                                             const std::string& spool_path);
 
@@ -134,8 +135,9 @@ struct DocumentTable {
   // growing).
   void ReserveIds(size_t expected);
 
-  // The id of document d: its id field's value, else its place: the line number alone while no
-  // document has an id and there is one input, else FILE:LINE.
+  // The id of document d: its id field's value, else its place: the line number with one input,
+  // FILE:LINE with several (a line number may equal another document's id: the duplicate ids'
+  // warning counts it).
   std::string id(size_t d) const;
   // Whether document d is named by its line (it has no id field).
   bool NamedByLine(size_t d) const;

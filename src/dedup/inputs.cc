@@ -1,3 +1,4 @@
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -5,7 +6,9 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <map>
 #include <system_error>
+#include <utility>
 
 #include "dedup/documents.h"
 #include "neardup/input.h"
@@ -43,20 +46,26 @@ Status Spool(std::FILE* in, const std::string& name, const std::string& spool_pa
     return Status::IOError(spool_path + ": cannot create: " + std::strerror(errno));
   std::vector<char> buffer(1 << 20);
   *size = 0;
-  bool ok = true;
+  int read_error = 0, write_error = 0;  // the first errno of each side
   while (true) {
     const size_t n = std::fread(buffer.data(), 1, buffer.size(), in);
+    if (n < buffer.size() && std::ferror(in) && read_error == 0) read_error = errno;
     if (cancel != nullptr && cancel->load()) {
       std::fclose(out);
       return Status::Cancelled("interrupted");
     }
     if (n == 0) break;
-    ok = ok && std::fwrite(buffer.data(), 1, n, out) == n;
+    if (write_error == 0 && std::fwrite(buffer.data(), 1, n, out) != n) write_error = errno;
     *size += n;
   }
-  ok = !std::ferror(in) && ok;
-  ok = std::fclose(out) == 0 && ok;
-  if (!ok) return Status::IOError(name + ": cannot copy to " + spool_path);
+  if (std::fclose(out) != 0 && write_error == 0) write_error = errno;
+  if (read_error != 0) {
+    return Status::IOError(name + ": read failed: " + std::strerror(read_error));
+  }
+  if (write_error != 0) {
+    return Status::IOError(name + ": cannot copy to " + spool_path + ": " +
+                           std::strerror(write_error) + " (--tmp-dir chooses where)");
+  }
   return Status::OK();
 }
 
@@ -69,6 +78,23 @@ Result<std::vector<InputFile>> ExpandInputs(const DedupOptions& options,
   auto format_of = [&](const std::string& name) {
     return options.format == InputFormat::kAuto ? LooksLikeJsonl(name)
                                                 : options.format == InputFormat::kJsonl;
+  };
+  // A file named twice (the same path, ./path, a link, or a folder and a file in it) would be read
+  // twice, every document a duplicate of itself: refused, naming both.
+  std::map<std::pair<dev_t, ino_t>, std::string> seen;
+  auto add_file = [&](const std::string& path, bool jsonl, uint64_t size) -> Status {
+    struct stat st;
+    if (::stat(path.c_str(), &st) == 0) {
+      auto [it, inserted] = seen.emplace(std::make_pair(st.st_dev, st.st_ino), path);
+      if (!inserted) {
+        return Status::InvalidArgument((it->second == path
+                                            ? path + " is given twice"
+                                            : it->second + " and " + path + " are the same file") +
+                                       ": give each input once");
+      }
+    }
+    files.push_back({path, path, jsonl, size});
+    return Status::OK();
   };
   for (const auto& input : options.inputs) {
     if (input == "-") {
@@ -105,11 +131,11 @@ Result<std::vector<InputFile>> ExpandInputs(const DedupOptions& options,
       std::sort(found.begin(), found.end());
       for (auto& path : found) {
         const uint64_t size = fs::file_size(path, error);
-        files.push_back({path, path, format_of(path), error ? 0 : size});
+        NEARDUP_RETURN_IF_ERROR(add_file(path, format_of(path), error ? 0 : size));
       }
     } else if (fs::is_regular_file(status)) {
       const uint64_t size = fs::file_size(input, error);
-      files.push_back({input, input, format_of(input), error ? 0 : size});
+      NEARDUP_RETURN_IF_ERROR(add_file(input, format_of(input), error ? 0 : size));
     } else if (fs::is_fifo(status) || fs::is_character_file(status)) {
       InputFile file{input, spool_path + "." + std::to_string(files.size()), format_of(input), 0};
       std::FILE* in = std::fopen(input.c_str(), "rb");

@@ -76,15 +76,30 @@ check priority-field-missing 1 "$T/empty" "" \
   "neardup dedup: no document has the priority field 'score' (a JSONL number field)" \
   -- "$ND" dedup -q "$T/ab.jsonl" --priority-field score -o "$T/k.jsonl"
 [[ ! -e "$T/k.jsonl" ]] && passed=$((passed + 1)) || { echo "FAIL field-missing: an output was written"; failed=$((failed + 1)); }
+# A file given twice (by two names, or in a folder given too) would be read twice: refused.
+mkdir -p "$T/twice"
+cp "$T/two.txt" "$T/twice/two.txt"
+check same-file-twice 1 "$T/empty" "" "neardup dedup: $T/two.txt and $T/./two.txt are the same file: give each input once" \
+  -- "$ND" dedup -q "$T/two.txt" "$T/./two.txt" -o /dev/null
+ln -s two.txt "$T/two-link.txt"
+check same-file-by-link 1 "$T/empty" "" "neardup dedup: $T/two.txt and $T/two-link.txt are the same file: give each input once" \
+  -- "$ND" dedup -q "$T/two.txt" "$T/two-link.txt" -o /dev/null
+check file-in-folder-twice 1 "$T/empty" "" "neardup dedup: $T/twice/two.txt is given twice: give each input once" \
+  -- "$ND" dedup -q "$T/twice" "$T/twice/two.txt" -o /dev/null
+check copies-are-two-files 0 "$T/empty" "$(printf '%s:1\t%s:1\t1.0000\n%s:2\t%s:2\t1.0000' "$T/twice/two.txt" "$T/two.txt" "$T/twice/two.txt" "$T/two.txt")" "" \
+  -- "$ND" dedup -q "$T/two.txt" "$T/twice/two.txt" -o /dev/null --dups - --id-field none
+rm -rf "$T/twice" "$T/two-link.txt"
 # Empty field names are usage errors; --id-field none names documents by their lines; beside ids, a
-# document without one is named FILE:LINE (its bare line number "2" is also the id of another).
+# document without one is named by its line, which the duplicate ids' warning counts when it equals
+# another's id.
 check text-field-empty 2 "$T/empty" "" "neardup dedup: usage: --text-field is empty: name the JSONL field that holds the text" \
   -- "$ND" dedup -q "$T/ab.jsonl" --text-field '' -o "$T/k.jsonl"
 check id-field-empty 2 "$T/empty" "" "neardup dedup: usage: --id-field is empty: name the JSONL field that holds the id, or give none to name every document by its line" \
   -- "$ND" dedup -q "$T/ab.jsonl" --id-field '' -o "$T/k.jsonl"
 check id-field-none 0 "$T/empty" "$(printf '2\t1\t1.0000')" "" -- "$ND" dedup -q "$T/ab.jsonl" --id-field none -o /dev/null --dups -
 printf '{"id":"a","text":"one two three four five six"}\n{"text":"one two three four five six"}\n{"id":"2","text":"one two three four five six"}\n' >"$T/mixed.jsonl"
-check id-missing-named-by-place 0 "$T/empty" "$(printf 'a\t%s\t1.0000\na\t2\t1.0000\n%s\t2\t1.0000' "$T/mixed.jsonl:2" "$T/mixed.jsonl:2")" "" \
+check id-missing-named-by-line 0 "$T/empty" "$(printf 'a\t2\t1.0000\na\t2\t1.0000\n2\t2\t1.0000')" \
+  "neardup dedup: warning: 1 document has the id of an earlier document (first: '2' at $T/mixed.jsonl:2 and $T/mixed.jsonl:3); outputs name them alike (--unique-ids refuses them)" \
   -- "$ND" dedup -q "$T/mixed.jsonl" -o /dev/null --pairs -
 
 # --- input names: upper-case extensions, .json read as plain text with a warning
@@ -110,7 +125,8 @@ check json-name-as-jsonl 0 "$T/empty" '{"id":"a","text":"one two three four five
   -- "$ND" dedup -q "$T/ab.json" --jsonl -o -
 
 # --- JSON Lines read as plain text (standard input, another name): a warning names the input
-check jsonl-stdin-as-text 0 "$T/ab.jsonl" "$("$ND" hash "$T/ab.jsonl" 2>/dev/null)" \
+cp "$T/ab.jsonl" "$T/ab-lines.txt"  # a .jsonl name is JSON Lines: plain text needs another name
+check jsonl-stdin-as-text 0 "$T/ab.jsonl" "$("$ND" hash "$T/ab-lines.txt" 2>/dev/null)" \
   "neardup hash: warning: standard input: its first line looks like a JSON object, but lines are read as plain text (--jsonl reads JSON Lines)" \
   -- "$ND" hash
 check jsonl-stdin-with-flag 0 "$T/ab.jsonl" "$(cat "$T/ab.jsonl" | "$ND" hash --jsonl)" "" -- "$ND" hash --jsonl
@@ -165,7 +181,8 @@ grep -qF '"duplicate_ids":2,' "$T/report.json" && passed=$((passed + 1)) || { ec
 check duplicate-ids-refused 1 "$T/empty" "" \
   "neardup dedup: id a appears twice: $T/day1.jsonl:1 and $T/day2.jsonl:2" \
   -- "$ND" dedup -q "$T/day1.jsonl" "$T/day2.jsonl" --unique-ids -o "$T/k.jsonl"
-check line-ids-never-repeat 0 "$T/empty" "" "" -- "$ND" dedup -q "$T/two.txt" "$T/two.txt" --unique-ids
+cp "$T/two.txt" "$T/two-copy.txt"
+check line-ids-never-repeat 0 "$T/empty" "" "" -- "$ND" dedup -q "$T/two.txt" "$T/two-copy.txt" --unique-ids
 
 # --- folders: an empty one is an error, not an empty corpus
 mkdir -p "$T/none"
