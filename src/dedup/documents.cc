@@ -223,7 +223,11 @@ void Work(const std::vector<InputFile>& files, const DedupOptions& options,
         continue;
       }
       std::string_view text(batch->text.data() + line.offset, line.length);
-      if (files[line.file].jsonl) {
+      if (files[line.file].jsonl && text.find_first_not_of(" \t\r") == std::string_view::npos) {
+        // A blank line of JSON Lines holds no record: a document without features, as a blank
+        // line of text is (EmptyPolicy decides), named by its line.
+        text = {};
+      } else if (files[line.file].jsonl) {
         Status parsed = parser.Parse(text, &fields);
         if (!parsed.ok()) {
           r.error = parsed.message();

@@ -76,6 +76,13 @@ check priority-field-missing 1 "$T/empty" "" \
   "neardup dedup: no document has the priority field 'score' (a JSONL number field)" \
   -- "$ND" dedup -q "$T/ab.jsonl" --priority-field score -o "$T/k.jsonl"
 [[ ! -e "$T/k.jsonl" ]] && passed=$((passed + 1)) || { echo "FAIL field-missing: an output was written"; failed=$((failed + 1)); }
+# Blank lines in JSON Lines hold no record: documents without features, as in plain text (kept in
+# place by default, left out with --empty drop), never an error.
+printf '{"id":"a","text":"one two three four five six"}\n\n  \r\n{"id":"b","text":"one two three four five six"}\n\n' >"$T/blank.jsonl"
+check jsonl-blank-lines 0 "$T/empty" "$(printf '{"id":"a","text":"one two three four five six"}\n\n  \r\n\n')" "" \
+  -- "$ND" dedup -q "$T/blank.jsonl" -o -
+check jsonl-blank-lines-dropped 0 "$T/empty" '{"id":"a","text":"one two three four five six"}' "" \
+  -- "$ND" dedup -q "$T/blank.jsonl" -o - --empty drop
 # A file given twice (by two names, or in a folder given too) would be read twice: refused.
 mkdir -p "$T/twice"
 cp "$T/two.txt" "$T/twice/two.txt"
