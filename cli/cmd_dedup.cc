@@ -463,9 +463,12 @@ void AddDedupCommand(CLI::App* app, int* exit_code) {
                     "accurate: verify every candidate pair, as --pairs does, without writing "
                     "them: the clusters of all pairs over --threshold, whatever the input order "
                     "(those of neardup.dask); slower on large clusters");
-  command->add_option(
-      "--against", flags->against,
-      "Index of an earlier corpus (repeatable): its near-duplicates are duplicates");
+  command
+      ->add_option(
+          "--against", flags->against,
+          "Index of an earlier corpus (repeat the option for several): its near-duplicates are "
+          "duplicates")
+      ->allow_extra_args(false);
   command->add_flag("--against-settings", flags->against_settings,
                     "Run with the method and settings the --against indexes record (not with "
                     "--method, --threshold or feature flags)");

@@ -181,7 +181,9 @@ void AddHashCommand(CLI::App* app, int* exit_code) {
   command->add_flag("--json", flags->json, "Write JSON Lines: {\"id\", \"simhash\"}");
   command->add_flag("--explain", flags->explain,
                     "With --json: add the features with the largest weights");
-  command->add_option("--top", flags->top, "Features listed by --explain")->capture_default_str();
+  command->add_option("--top", flags->top, "Features listed by --explain")
+      ->check(UnsignedValidator())
+      ->capture_default_str();
   auto sketch = command->add_flag(
       "--sketch", flags->sketch,
       "Print the default method's sketch and band keys (hex) instead of the SimHash");

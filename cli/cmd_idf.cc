@@ -12,6 +12,7 @@
 #include "cli/commands.h"
 #include "cli/common.h"
 #include "neardup/cpu.h"
+#include "neardup/keywords.h"
 #include "neardup/segment.h"
 #include "neardup/text.h"
 
@@ -29,14 +30,6 @@ struct IdfFlags {
 };
 
 using DfMap = std::unordered_map<std::string, uint64_t>;
-
-// Whether a word may go in the table: words of white space (and "\r\n") are not words.
-bool IsTableWord(std::string_view word) {
-  for (char c : word) {
-    if (c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f') return false;
-  }
-  return !word.empty() && word != "\xe3\x80\x80" && word != "\xc2\xa0";
-}
 
 // Drops words under `threshold` when a map holds more than max_words distinct words. Their document
 // frequencies may then come out low: the header of the table says so.
@@ -99,7 +92,7 @@ class Counter {
       seen.clear();
       if (!segmenter.CutInto(text, {}, &words).ok()) continue;  // text was cleaned before queueing
       for (std::string_view w : words) {
-        if (IsTableWord(w) && seen.insert(w).second) ++df[std::string(w)];
+        if (IdfTable::CanHold(w) && seen.insert(w).second) ++df[std::string(w)];
       }
       if (df.size() > flags_.max_words) {
         Prune(&df, threshold);
@@ -153,6 +146,16 @@ int RunIdfBuild(const IdfFlags& flags) {
     if (count >= flags.min_df) rows.emplace_back(word, count);
   }
   std::sort(rows.begin(), rows.end());
+  if (rows.empty()) {
+    return ReportError(
+        "idf build",
+        Status::InvalidArgument(
+            flags.output + ": no entries: the " + std::to_string(documents) +
+            " documents have no words" +
+            (flags.min_df > 1 ? " found in --min-df " + std::to_string(flags.min_df) + " of them"
+                              : std::string()) +
+            " (nothing written)"));
+  }
   Status opened = outputs.OpenAll();
   if (!opened.ok()) return ReportError("idf build", opened);
   std::string& out = (*table)->buffer();
@@ -198,11 +201,13 @@ void AddIdfCommand(CLI::App* app, int* exit_code) {
   AddDictionaryFlags(build, &flags->dictionary);
   build->add_option("-o,--output", flags->output, "IDF table to write")->required();
   build->add_option("--min-df", flags->min_df, "Leave out words found in fewer documents")
+      ->check(UnsignedValidator())
       ->check(CLI::Range(uint64_t{1}, ~uint64_t{0}))
       ->capture_default_str();
   build
       ->add_option("--max-words", flags->max_words,
                    "Distinct words kept in memory per thread before rare ones are pruned")
+      ->check(UnsignedValidator())
       ->check(CLI::Range(uint64_t{1000}, ~uint64_t{0}))
       ->capture_default_str();
   build->add_option("--threads", flags->threads, "Worker threads, 1..1024 (0: one per core)")

@@ -61,11 +61,13 @@ struct LinePlace {
   uint64_t line = 0;
 };
 
-// The id as an unsigned 64-bit integer, or nothing when it is not one.
+// The id as an unsigned 64-bit integer when it is one written canonically (no leading zeros), so
+// that the number prints back as the id was written; nothing otherwise ("007", "00": text ids).
 std::optional<uint64_t> NumericId(std::string_view text) {
   uint64_t value = 0;
   const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value, 10);
   if (text.empty() || error != std::errc() || end != text.data() + text.size()) return std::nullopt;
+  if (text.size() > 1 && text.front() == '0') return std::nullopt;
   return value;
 }
 
@@ -207,10 +209,22 @@ void AddFingerprintInput(CLI::App* command, FingerprintInput* input) {
                     "Fingerprints are unsigned decimal numbers instead of 16 hex digits");
 }
 
+std::string JoinBlocks(const TableDesign& design) {
+  std::string out;
+  for (size_t i = 0; i < design.block_bits.size(); ++i) {
+    if (i) out.push_back(',');
+    out += std::to_string(design.block_bits[i]);
+  }
+  return out;
+}
+
 // An index answers exactly up to the k its design allows and refuses larger k: a design given by
 // hand must be exact at the k asked for (there are no approximate indexes).
 Status CheckExact(const TableDesign& design, int k) {
-  NEARDUP_RETURN_IF_ERROR(design.Validate());
+  if (Status valid = design.Validate(); !valid.ok()) {
+    return UsageError("--blocks " + JoinBlocks(design) + " --key-blocks " +
+                      std::to_string(design.key_blocks) + ": " + valid.message());
+  }
   if (design.max_exact_k() >= k) return Status::OK();
   const int blocks = static_cast<int>(design.block_bits.size());
   std::string message = std::to_string(blocks) + " blocks keyed on " +
@@ -264,7 +278,10 @@ int RunBuild(const IndexFlags& flags) {
     status = outputs.CheckNotInputs(flags.input.files);
   }
   if (status.ok()) status = outputs.OpenAll();
-  if (status.ok()) status = SaveIndex(**index, *index_file);
+  IndexFileOptions file_options;
+  file_options.id_names = build_ids.numeric() ? IndexIdNames::kInIndex : IndexIdNames::kIdTable;
+  file_options.query_k = static_cast<int>(options.max_k);
+  if (status.ok()) status = SaveIndex(**index, *index_file, file_options);
   if (status.ok() && ids_file != nullptr) status = build_ids.text().Save(ids_file);
   if (status.ok()) status = outputs.CommitAll();
   // An older INDEX.ids beside a numeric index would misname it.
@@ -292,12 +309,34 @@ int RunQuery(const IndexFlags& flags) {
   }
   auto index = LoadIndex(flags.index_path);
   if (!index.ok()) return ReportError("index query", index.status());
-  const int k = flags.k < 0 ? (*index)->Stats().max_exact_k : flags.k;
-  // An index with INDEX.ids (dedup --save-index, or index build of ids that are not numbers) is
-  // answered with the stored ids.
-  auto names = IdTable::Load(IdTablePath(flags.index_path));
-  if (!names.ok() && names.status().code() != Status::Code::kNotFound) {
+  // The default k: the one the index was built for, else (files of earlier builds) the largest its
+  // design answers exactly.
+  const int k = flags.k >= 0         ? flags.k
+                : info->query_k >= 0 ? info->query_k
+                                     : (*index)->Stats().max_exact_k;
+  // The rows of an index with INDEX.ids (dedup --save-index, or index build of ids that are not
+  // canonical numbers) are named by it: without it the rows' numbers would pass for ids. Files of
+  // earlier builds of `index build` do not say: their INDEX.ids is read when it is there.
+  const std::string ids_path = IdTablePath(flags.index_path);
+  const bool ids_required =
+      info->id_names == IndexIdNames::kIdTable ||
+      (info->id_names == IndexIdNames::kUnrecorded && !info->settings.empty());
+  Result<IdTable> names = Status::NotFound(ids_path);
+  if (info->id_names != IndexIdNames::kInIndex) names = IdTable::Load(ids_path);
+  if (!names.ok() && (ids_required || names.status().code() != Status::Code::kNotFound)) {
+    if (names.status().code() == Status::Code::kNotFound) {
+      return ReportError("index query",
+                         Status::NotFound(ids_path + ": missing: " + flags.index_path +
+                                          " names its documents in this ids file (moved or "
+                                          "deleted? keep it beside the index)"));
+    }
     return ReportError("index query", names.status());
+  }
+  if (names.ok() && names->size() != (*index)->Stats().size && ids_required) {
+    return ReportError("index query",
+                       Status::Corruption(ids_path + ": " + std::to_string(names->size()) +
+                                          " ids for the " + std::to_string((*index)->Stats().size) +
+                                          " fingerprints of " + flags.index_path));
   }
   Output output;
   std::vector<std::string> query_ids;
@@ -410,11 +449,42 @@ int RunInfo(const IndexFlags& flags) {
   auto index = LoadIndex(flags.index_path, load);
   if (!index.ok()) return ReportError("index info", index.status());
   const IndexStats stats = (*index)->Stats();
-  output.buffer() += Format(
-      "design: %s\nfingerprints: %llu\nmemory: %llu bytes (%.1f per fingerprint)\n",
-      stats.design.c_str(), static_cast<unsigned long long>(stats.size),
-      static_cast<unsigned long long>(stats.memory_bytes),
-      stats.size ? static_cast<double>(stats.memory_bytes) / static_cast<double>(stats.size) : 0.0);
+  const std::string ids_path = IdTablePath(flags.index_path);
+  std::string& out = output.buffer();
+  switch (info->id_names) {
+    case IndexIdNames::kInIndex:
+      out += "ids: in the index (numbers)\n";
+      break;
+    case IndexIdNames::kIdTable:
+      out += "ids: in the ids file " + ids_path + " (required by queries)\n";
+      break;
+    case IndexIdNames::kUnrecorded:
+      out += info->settings.empty()
+                 ? "ids: not recorded (an older file): the ids file " + ids_path +
+                       " when it is there, else the numbers in the index\n"
+                 : "ids: in the ids file " + ids_path + " (required by queries)\n";
+      break;
+  }
+  if (info->query_k >= 0) {
+    out += Format("built for k: %d (the default of index query)\n", info->query_k);
+  } else {
+    out += Format("built for k: not recorded (index query defaults to %d, the design's largest)\n",
+                  stats.max_exact_k);
+  }
+  out += Format("design: %s\nfingerprints: %llu\n", stats.design.c_str(),
+                static_cast<unsigned long long>(stats.size));
+  // Small indexes are mostly fixed overhead (the id map's first allocation, the directories): a
+  // figure per fingerprint would mislead there.
+  constexpr uint64_t kPerFingerprintFrom = 100000;
+  if (stats.size >= kPerFingerprintFrom) {
+    out += Format("memory: %llu bytes (%.1f per fingerprint)\n",
+                  static_cast<unsigned long long>(stats.memory_bytes),
+                  static_cast<double>(stats.memory_bytes) / static_cast<double>(stats.size));
+  } else {
+    out += Format("memory: %llu bytes (mostly fixed overhead under %llu fingerprints)\n",
+                  static_cast<unsigned long long>(stats.memory_bytes),
+                  static_cast<unsigned long long>(kPerFingerprintFrom));
+  }
   return FinishCommand("index info", &output);
 }
 
@@ -444,11 +514,12 @@ void AddIndexCommand(CLI::App* app, int* exit_code) {
       "writes\n"
       "them) or unsigned decimal numbers with --decimal. Ids that are all unsigned 64-bit integers "
       "are\n"
-      "stored in the index; other ids (`neardup hash a b` names lines path:line) are kept in "
-      "INDEX.ids\n"
-      "beside it, and `index query` prints them. An id may appear once (a repeat is an error "
-      "naming both\n"
-      "lines).\n"
+      "stored in the index when written canonically (no leading zeros); other ids (`neardup hash a "
+      "b`\n"
+      "names lines path:line; 007 stays 007) are kept in INDEX.ids beside it, which the index "
+      "records:\n"
+      "`index query` prints them, and refuses to answer without the file.\n"
+      "An id may appear once (a repeat is an error naming both lines).\n"
       "These index files hold SimHash fingerprints; index files of the accurate method (sketches, "
       "the\n"
       "default of dedup) come from `neardup dedup --save-index` and are read by `dedup "
@@ -475,7 +546,8 @@ void AddIndexCommand(CLI::App* app, int* exit_code) {
           "--blocks", flags->blocks,
           "Explicit design: block sizes, e.g. 13,13,13,13,12; exact only when blocks - key blocks "
           ">= k (others are refused)")
-      ->delimiter(',');
+      ->delimiter(',')
+      ->allow_extra_args(false);
   build->add_option("--key-blocks", flags->key_blocks, "Explicit design: key blocks per table")
       ->needs("--blocks");
   AddThreads(build, flags.get());
@@ -494,11 +566,32 @@ void AddIndexCommand(CLI::App* app, int* exit_code) {
       "  neardup index query posts.store new.jsonl --jsonl");
   query->add_option("index", flags->index_path, "Index file, or store directory")->required();
   AddFingerprintInput(query, &flags->input);
-  AddK(query, flags.get(), "default: the largest the index answers exactly; a store's own");
+  AddK(query, flags.get(),
+       "default: the k the index was built for (files of earlier builds: the largest it answers "
+       "exactly); a store's own");
   AddThreads(query, flags.get());
+  const size_t before_store = query->get_options().size();
   AddStoreQueryFlags(query, store_flags.get());
-  query->callback([flags, store_flags, exit_code] {
+  const std::vector<CLI::Option*> all_options = query->get_options();
+  const std::vector<CLI::Option*> store_options(
+      all_options.begin() + static_cast<std::ptrdiff_t>(before_store), all_options.end());
+  query->callback([flags, store_flags, store_options, exit_code] {
     if (!IsDirectory(flags->index_path)) {
+      // The options of store queries mean nothing to an index file: refused, not ignored.
+      std::string given;
+      for (const CLI::Option* option : store_options) {
+        if (option->count() == 0) continue;
+        given += (given.empty() ? "" : ", ") + option->get_name();
+      }
+      if (!given.empty()) {
+        *exit_code =
+            ReportError("index query", UsageError(given +
+                                                  (given.find(',') == std::string::npos
+                                                       ? " is for stores (a directory), not "
+                                                       : " are for stores (a directory), not ") +
+                                                  "index files such as " + flags->index_path));
+        return;
+      }
       *exit_code = RunQuery(*flags);
       return;
     }

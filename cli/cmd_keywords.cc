@@ -127,6 +127,7 @@ void AddKeywordsCommand(CLI::App* app, int* exit_code) {
   AddDictionaryFlags(command, &flags->dictionary);
   AddWeightFlags(command, &flags->weights);
   command->add_option("-k,--top", flags->top, "Keywords per document (0: all)")
+      ->check(UnsignedValidator())
       ->capture_default_str();
   command->add_flag("--json", flags->json, "Write a JSON array of [word, weight] per document");
   AddInvalidUtf8Flag(command, &flags->invalid_utf8);

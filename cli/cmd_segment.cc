@@ -68,6 +68,9 @@ void AddSegmentCommand(CLI::App* app, int* exit_code) {
   command->footer(
       "Output: one line per document, the words joined by the delimiter, or a JSON array with "
       "--json.\n"
+      "In the plain output a tab, newline, carriage return or backslash inside a word is written\n"
+      "\\t \\n \\r \\\\ (as TSV fields), so that each document stays on one line; --json writes "
+      "JSON strings.\n"
       "Same words as Python's jieba.lcut(text) (--mode all: cut_all=True; search: "
       "lcut_for_search).\n" +
       std::string(kDictionaryCacheHelp) +

@@ -1,10 +1,13 @@
 #include "cli/common.h"
 
+#include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <csignal>
 #include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <memory>
 
 #include "neardup/input.h"
@@ -25,9 +28,12 @@ void AddInputFlags(CLI::App* command, InputFlags* flags) {
   flags->command = CommandName(command);
   command->add_option("files", flags->files,
                       "Input files, one document per line ('-' or none: stdin)");
-  command->add_flag("--jsonl", flags->jsonl, "Input is JSON Lines (one object per line)");
+  command->add_flag("--jsonl", flags->jsonl,
+                    "Input is JSON Lines (one object per line); files named .jsonl or .ndjson (any "
+                    "case, also .gz, .zst) are read as JSON Lines without it");
   command->add_option("--id-field", flags->id_field, "JSONL field holding the id (dotted path)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->each([flags](const std::string&) { flags->require_id_field = true; });
   command
       ->add_option("--text-field", flags->text_field, "JSONL field holding the text (dotted path)")
       ->capture_default_str();
@@ -98,8 +104,12 @@ void AddDictionaryFlags(CLI::App* command, DictionaryFlags* flags) {
                       "jieba main dictionary (default: jieba's dict.txt)");
   command->add_option("--hmm-dir", flags->hmm_dir,
                       "Directory of jieba's HMM tables prob_*.py (default: jieba's finalseg)");
-  command->add_option("--user-dict", flags->user_dict_paths,
-                      "User dictionary in jieba's format (repeatable, applied in order)");
+  // One file per --user-dict: a list would swallow the input files that follow it.
+  command
+      ->add_option("--user-dict", flags->user_dict_paths,
+                   "User dictionary in jieba's format (repeat the option for several, applied in "
+                   "order)")
+      ->allow_extra_args(false);
   command->add_flag("--no-cache", flags->no_cache,
                     "Parse the dictionary files; neither read nor write the cache of parsed files");
 }
@@ -198,17 +208,42 @@ void WarnIfJsonLines(const InputFlags& flags, const std::string& path,
                path == "-" ? "standard input" : path.c_str());
 }
 
+bool HasJsonLinesName(std::string_view path) {
+  std::string name(
+      path.substr(path.rfind('/') == std::string_view::npos ? 0 : path.rfind('/') + 1));
+  for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  std::string_view base = name;
+  for (std::string_view suffix : {".gz", ".zst"}) {
+    if (base.ends_with(suffix)) base.remove_suffix(suffix.size());
+  }
+  return (base.ends_with(".jsonl") && base.size() > 6) ||
+         (base.ends_with(".ndjson") && base.size() > 7);
+}
+
 namespace {
 
+// What the JSONL documents of the inputs held, for the check of --id-field.
+struct ReadCounts {
+  uint64_t jsonl_documents = 0;
+  uint64_t with_id = 0;
+};
+
 // Documents without an id are named by their line: "12", or "path:12" when there are several inputs
-// (line numbers repeat across files).
-Status ReadFile(const std::string& path, const InputFlags& flags, DocumentSink* sink) {
+// (line numbers repeat across files). A file is JSON Lines with --jsonl or by its name.
+Status ReadFile(const std::string& path, const InputFlags& flags, DocumentSink* sink,
+                ReadCounts* counts) {
+  std::error_code error;
+  if (path != "-" && std::filesystem::is_directory(path, error)) {
+    return Status::InvalidArgument(path +
+                                   ": is a folder, not a file (only dedup reads folders: give "
+                                   "the files in it)");
+  }
   auto opened = LineReader::Open(path);
   if (!opened.ok()) return opened.status();
   LineReader& reader = **opened;
   const std::string line_prefix = flags.files.size() > 1 ? path + ":" : "";
   auto line_id = [&] { return line_prefix + std::to_string(reader.line_number()); };
-  if (flags.jsonl) {
+  if (flags.jsonl || (path != "-" && HasJsonLinesName(path))) {
     JsonlParser parser(flags.id_field, flags.text_field);
     parser.set_replace_invalid_utf8(flags.replace_invalid_utf8);
     JsonlParser::Fields fields;
@@ -221,6 +256,8 @@ Status ReadFile(const std::string& path, const InputFlags& flags, DocumentSink* 
       if (reader.line_number() == 1) json = StripByteOrderMark(json);
       Status status = parser.Parse(json, &fields);
       if (status.ok()) {
+        ++counts->jsonl_documents;
+        counts->with_id += fields.has_id ? 1 : 0;
         const std::string id = fields.has_id ? fields.id : line_id();
         status = sink->Begin(id);
         if (status.ok()) status = sink->Piece(fields.text);
@@ -290,8 +327,16 @@ class WholeDocumentSink final : public DocumentSink {
 }  // namespace
 
 Status ForEachDocument(const InputFlags& flags, DocumentSink* sink) {
-  if (flags.files.empty()) return ReadFile("-", flags, sink);
-  for (const auto& path : flags.files) NEARDUP_RETURN_IF_ERROR(ReadFile(path, flags, sink));
+  const std::vector<std::string> files =
+      flags.files.empty() ? std::vector<std::string>{"-"} : flags.files;
+  if (std::count(files.begin(), files.end(), "-") > 1) {
+    return UsageError("standard input ('-') given twice");
+  }
+  ReadCounts counts;
+  for (const auto& path : files) NEARDUP_RETURN_IF_ERROR(ReadFile(path, flags, sink, &counts));
+  if (flags.require_id_field && counts.jsonl_documents > 0 && counts.with_id == 0) {
+    return Status::InvalidArgument("no document has the id field '" + flags.id_field + "'");
+  }
   return Status::OK();
 }
 
@@ -359,6 +404,10 @@ CLI::Validator SizeValidator() {
         while (digits < input.size() && std::isdigit(static_cast<unsigned char>(input[digits])))
           ++digits;
         if (digits == 0) return "size must start with digits: " + input;
+        if (digits < input.size() && (input[digits] == '.' || input[digits] == ',')) {
+          return "sizes are whole numbers, not fractions: " + input +
+                 " (use a smaller unit: 1536M)";
+        }
         if (digits > 19) return "size too large: " + input;
         std::string unit = input.substr(digits);
         if (!unit.empty() && (unit.back() == 'B' || unit.back() == 'b')) unit.pop_back();
@@ -382,6 +431,24 @@ CLI::Validator SizeValidator() {
         return "";
       },
       "SIZE", "size");
+}
+
+CLI::Validator UnsignedValidator() {
+  return CLI::Validator(
+      [](const std::string& input) -> std::string {
+        uint64_t value = 0;
+        const auto [end, error] =
+            std::from_chars(input.data(), input.data() + input.size(), value, 10);
+        const bool digits = !input.empty() && std::all_of(input.begin(), input.end(), [](char c) {
+          return c >= '0' && c <= '9';
+        });
+        if (!digits || end != input.data() + input.size()) {
+          return "'" + input + "' is not a whole number of 0 or more";
+        }
+        if (error != std::errc()) return input + " is too large (at most 18446744073709551615)";
+        return "";
+      },
+      "UINT", "unsigned");
 }
 
 }  // namespace neardup::cli

@@ -31,7 +31,13 @@ struct InputFlags {
   uint64_t max_line_bytes = uint64_t{64} << 20;  // JSONL lines are parsed whole
   bool replace_invalid_utf8 = true;  // JSONL lines with invalid UTF-8 (set from --invalid-utf8)
   std::string command;               // "hash", "index add": names the command in warnings
+  // --id-field given: an error when no JSONL document has it (as dedup), not line numbers.
+  bool require_id_field = false;
 };
+
+// Whether a file is JSON Lines by its name, as dedup reads it: .jsonl or .ndjson in any case,
+// before any .gz or .zst.
+bool HasJsonLinesName(std::string_view path);
 
 // Plain text (no --jsonl) whose first line looks like a JSON object: a warning on standard error,
 // once a file, naming the command and the file. Its lines are still read as plain text.
@@ -167,6 +173,10 @@ inline CLI::Range ThreadsRange() { return CLI::Range(0, 1024); }
 
 // Parses sizes like 4096, 64K, 10M, 2G (powers of 1024); CLI11 transform for size options.
 CLI::Validator SizeValidator();
+
+// The check of every unsigned integer option: decimal digits only, at most 2^64 - 1 (CLI11 would
+// wrap -1 and saturate larger numbers). Add it before any range check.
+CLI::Validator UnsignedValidator();
 
 }  // namespace neardup::cli
 

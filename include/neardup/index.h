@@ -174,6 +174,29 @@ Status SaveIndex(const Index& index, const std::string& path, std::string_view s
 // job).
 Status SaveIndex(const Index& index, OutputFile* out, std::string_view settings = {});
 
+// How the ids of a fingerprints file's rows name their documents, as the file records it.
+enum class IndexIdNames {
+  kUnrecorded,  // files of earlier builds, and SaveIndex without IndexFileOptions: INDEX.ids beside
+                // the file names the rows when it is there (neardup dedup --save-index writes it)
+  kInIndex,     // the ids stored in the index are the documents' own (numbers)
+  kIdTable,     // the ids are 0, 1, 2... and INDEX.ids (neardup/id_table.h) must name them
+};
+
+// What SaveIndex records with the index (doc/index_format.md, the fingerprints header).
+struct IndexFileOptions {
+  // The SettingsLine (neardup/method.h) of the method that made the fingerprints; empty when
+  // unknown.
+  std::string settings;
+  IndexIdNames id_names = IndexIdNames::kUnrecorded;
+  // The k queries use when they name none (`neardup index query`'s default): 0 .. the design's
+  // max_exact_k; -1: not recorded (queries then default to max_exact_k).
+  int query_k = -1;
+};
+
+// The same, with what `options` records. InvalidArgument also for a query_k outside -1 ..
+// max_exact_k.
+Status SaveIndex(const Index& index, OutputFile* out, const IndexFileOptions& options);
+
 struct LoadOptions {
   bool verify_checksums = true;  // false: open in O(directory) time, trusting the file's contents
   bool map_file = true;          // share the file's pages (mmap) instead of reading into the heap

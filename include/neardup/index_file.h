@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "neardup/index.h"
 #include "neardup/method.h"
 #include "neardup/status.h"
 
@@ -42,6 +43,10 @@ struct IndexFileInfo {
   // The SettingsLine of the method that made the file; empty when unknown (version 1, or an index
   // built from fingerprints by `neardup index build`). Always set for kSignatures.
   std::string settings;
+  // Fingerprints files: how their ids name documents and the k their queries default to (-1: not
+  // recorded), as SaveIndex's IndexFileOptions gave them.
+  IndexIdNames id_names = IndexIdNames::kUnrecorded;
+  int query_k = -1;
   uint64_t documents = 0;  // fingerprints or signatures stored; online index files: inserts
                            // (rows), removed documents included
   uint64_t file_bytes = 0;

@@ -45,8 +45,17 @@ struct StringHash {
 class IdfTable {
  public:
   // Errors: NotFound for a missing file; InvalidArgument "<path>:<line>: <what>" for a line that is
-  // not "word idf" or not UTF-8. Blank lines are skipped. A word listed twice keeps its last value.
+  // not "word idf" or not UTF-8, or whose idf is not finite (inf, nan: Python's float() takes them,
+  // but no weight could be written); InvalidArgument "<path>: no entries" for a table without one.
+  // Lines are cut as Python's str.splitlines() cuts them, <line> counts newlines. Blank lines and
+  // lines starting with '#' that are not entries are skipped. A word listed twice keeps its last
+  // value.
   static Result<std::shared_ptr<const IdfTable>> Load(const std::string& path);
+
+  // Whether `word` can be an entry of a table file: non-empty UTF-8 without white space as Python's
+  // str.isspace() sees it (the U+001C..U+001F separators, U+0085, U+2028, U+3000... included),
+  // which str.strip() and str.split(' ') of the loader (and jieba's) would cut off or split at.
+  static bool CanHold(std::string_view word);
 
   // jieba's own table: analyse/idf.txt next to the dictionary found by FindJiebaDirectory().
   static Result<std::shared_ptr<const IdfTable>> Default();

@@ -14,6 +14,12 @@ using index_internal::SectionToWrite;
 using index_internal::TableView;
 
 Status SaveIndex(const Index& index, OutputFile* out, std::string_view settings) {
+  IndexFileOptions options;
+  options.settings = std::string(settings);
+  return SaveIndex(index, out, options);
+}
+
+Status SaveIndex(const Index& index, OutputFile* out, const IndexFileOptions& options) {
   const auto* permuted = dynamic_cast<const PermutedTableIndex*>(&index);
   if (permuted == nullptr) return Status::InvalidArgument("only a PermutedTableIndex can be saved");
   const PermutedTableIndex::Compact compact = permuted->Compacted();
@@ -21,6 +27,11 @@ Status SaveIndex(const Index& index, OutputFile* out, std::string_view settings)
   const IndexRun& run = *compact.run;
   const Layout& layout = permuted->layout();
   const TableDesign& design = layout.design();
+  if (options.query_k < -1 || options.query_k > design.max_exact_k()) {
+    return Status::InvalidArgument("query k " + std::to_string(options.query_k) +
+                                   " is outside the range the design answers exactly, 0.." +
+                                   std::to_string(design.max_exact_k()));
+  }
 
   std::vector<SectionToWrite> sections;
   auto add = [&](uint32_t kind, uint32_t table, const void* data, size_t bytes) {
@@ -44,9 +55,13 @@ Status SaveIndex(const Index& index, OutputFile* out, std::string_view settings)
     }
     PutLittleEndian<uint32_t>(header, 32, static_cast<uint32_t>(run.prefix_bits()));
     PutLittleEndian<uint32_t>(header, 36, static_cast<uint32_t>(design.tables()));
+    PutLittleEndian<uint32_t>(header, index_internal::kIndexIdNamesOffset,
+                              static_cast<uint32_t>(options.id_names));
+    PutLittleEndian<uint32_t>(header, index_internal::kIndexQueryKOffset,
+                              static_cast<uint32_t>(options.query_k + 1));
   };
-  return index_internal::WriteIndexFile(index_internal::kIndexFingerprints, settings, ids.size(),
-                                        design_fields, sections, out);
+  return index_internal::WriteIndexFile(index_internal::kIndexFingerprints, options.settings,
+                                        ids.size(), design_fields, sections, out);
 }
 
 Status SaveIndex(const Index& index, const std::string& path, std::string_view settings) {

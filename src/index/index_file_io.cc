@@ -183,6 +183,24 @@ Result<CommonHeader> ParseCommonHeader(const FileBytes& file, const std::string&
   return ParseHeaderBytes(file.data(), file.size(), file.size(), path);
 }
 
+Result<FingerprintFileFields> ParseFingerprintFileFields(const uint8_t* p,
+                                                         const CommonHeader& header,
+                                                         const std::string& path) {
+  FingerprintFileFields fields;
+  if (header.version < 2 || header.kind != kIndexFingerprints) return fields;
+  fields.id_names = GetLittleEndian<uint32_t>(p, kIndexIdNamesOffset);
+  const uint32_t k_plus_one = GetLittleEndian<uint32_t>(p, kIndexQueryKOffset);
+  if (fields.id_names > 2) {
+    return Status::Corruption(path + ": unknown id names field " + std::to_string(fields.id_names));
+  }
+  if (k_plus_one > 8) {
+    return Status::Corruption(path + ": query k field " + std::to_string(k_plus_one) +
+                              " out of range (k + 1, at most 8)");
+  }
+  fields.query_k = static_cast<int>(k_plus_one) - 1;
+  return fields;
+}
+
 Status WriteIndexFile(uint32_t kind, std::string_view settings, uint64_t count,
                       const std::function<void(std::string*)>& header_fields,
                       const std::vector<SectionToWrite>& sections, OutputFile* out) {

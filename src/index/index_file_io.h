@@ -78,6 +78,19 @@ struct CommonHeader {
 // line. Corruption naming the path (and a version this build does not read).
 Result<CommonHeader> ParseCommonHeader(const FileBytes& file, const std::string& path);
 
+// What a fingerprints file records at bytes 60..67 (doc/index_format.md): zero in files of earlier
+// builds, which record neither.
+struct FingerprintFileFields {
+  uint32_t id_names = 0;  // IndexIdNames as a number: 0 not recorded, 1 in the index, 2 INDEX.ids
+  int query_k = -1;       // -1: not recorded
+};
+
+// The fields of the header at p (of a fingerprints file). Corruption naming the path for values no
+// writer gives.
+Result<FingerprintFileFields> ParseFingerprintFileFields(const uint8_t* p,
+                                                         const CommonHeader& header,
+                                                         const std::string& path);
+
 // Receives a section's bytes in pieces, in order.
 using SectionSink = std::function<void(std::string_view piece)>;
 

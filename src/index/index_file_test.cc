@@ -13,6 +13,7 @@
 #include "index/index_testutil.h"
 #include "neardup/index.h"
 #include "neardup/method.h"
+#include "neardup/output.h"
 
 namespace neardup {
 namespace {
@@ -190,6 +191,44 @@ TEST(IndexFileTest, FingerprintFilesRecordTheirSettings) {
   std::remove(path.c_str());
 }
 
+// What an index built from fingerprints records: how its ids name documents and the k queries
+// default to. Files saved without them (and of earlier builds) record neither.
+TEST(IndexFileTest, FingerprintFilesRecordIdNamesAndQueryK) {
+  const auto codes = testing::MakeCodes(testing::DataKind::kClustered, 500, 3);
+  auto index = BuildPermutedTableIndex(Sequence(codes.size()), codes, {});
+  ASSERT_TRUE(index.ok());
+  const std::string path = TempPath("recorded.ndx");
+  for (const IndexIdNames names : {IndexIdNames::kInIndex, IndexIdNames::kIdTable}) {
+    for (int k = 0; k <= 3; ++k) {
+      IndexFileOptions options;
+      options.id_names = names;
+      options.query_k = k;
+      OutputFile out;
+      ASSERT_TRUE(out.Open(path).ok());
+      ASSERT_TRUE(SaveIndex(**index, &out, options).ok());
+      ASSERT_TRUE(out.Commit().ok());
+      auto info = ReadIndexFileInfo(path);
+      ASSERT_TRUE(info.ok()) << info.status().ToString();
+      EXPECT_EQ(info->id_names, names);
+      EXPECT_EQ(info->query_k, k);
+      auto loaded = LoadIndex(path);
+      ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
+      ExpectSameAsNaive(**loaded, Sequence(codes.size()), codes,
+                        std::vector<bool>(codes.size(), true), 3);
+    }
+  }
+  ASSERT_TRUE(SaveIndex(**index, path).ok());
+  EXPECT_EQ(ReadIndexFileInfo(path)->id_names, IndexIdNames::kUnrecorded);
+  EXPECT_EQ(ReadIndexFileInfo(path)->query_k, -1);
+  // A k the design does not answer exactly is refused.
+  IndexFileOptions too_large;
+  too_large.query_k = 4;
+  OutputFile out;
+  ASSERT_TRUE(out.Open(path).ok());
+  EXPECT_EQ(SaveIndex(**index, &out, too_large).code(), Status::Code::kInvalidArgument);
+  std::remove(path.c_str());
+}
+
 // A file written by the version-1 writer (tests/data/index_v1/README.md) is still read: no
 // settings, the same fingerprints.
 TEST(IndexFileTest, VersionOneFilesAreRead) {
@@ -200,6 +239,8 @@ TEST(IndexFileTest, VersionOneFilesAreRead) {
   EXPECT_EQ(info->kind, IndexFileKind::kFingerprints);
   EXPECT_EQ(info->settings, "");
   EXPECT_EQ(info->documents, 10u);
+  EXPECT_EQ(info->id_names, IndexIdNames::kUnrecorded);
+  EXPECT_EQ(info->query_k, -1);
   auto index = LoadIndex(dir + "simhash.idx");
   ASSERT_TRUE(index.ok()) << index.status().ToString();
   MethodOptions simhash;

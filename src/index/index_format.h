@@ -24,6 +24,10 @@ inline constexpr size_t kIndexCountOffset = 40;
 inline constexpr size_t kIndexSectionCountOffset = 48;
 inline constexpr size_t kIndexKindOffset = 52;          // version 2
 inline constexpr size_t kIndexSettingsSizeOffset = 56;  // version 2
+// Fingerprints files (version 2): how the rows' ids name documents and the k queries default to.
+// Both are zero in files of earlier builds (not recorded).
+inline constexpr size_t kIndexIdNamesOffset = 60;
+inline constexpr size_t kIndexQueryKOffset = 64;  // k + 1
 // A settings line is at most this long.
 inline constexpr uint32_t kIndexMaxSettingsBytes = 4096;
 // Rows are numbered by uint32_t, the last value is kept free.

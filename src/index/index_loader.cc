@@ -51,6 +51,12 @@ Result<Header> ParseHeader(const FileBytes& file, const std::string& path) {
   Status valid = h.design.Validate();
   if (!valid.ok()) return corrupt("invalid design: " + valid.message());
   h.prefix_bits = static_cast<int>(GetLittleEndian<uint32_t>(p, 32));
+  auto fields = index_internal::ParseFingerprintFileFields(p, h.common, path);
+  if (!fields.ok()) return fields.status();
+  if (fields->query_k > h.design.max_exact_k()) {
+    return corrupt("query k " + std::to_string(fields->query_k) + " above the design's " +
+                   std::to_string(h.design.max_exact_k()));
+  }
   const Layout layout(h.design);
   if (h.prefix_bits < 0 || h.prefix_bits > std::min(layout.min_key_bits(), kMaxPrefixBits) ||
       GetLittleEndian<uint32_t>(p, 36) != static_cast<uint32_t>(layout.tables()) ||

@@ -82,12 +82,17 @@ Result<Plan> PlanDesign(uint64_t n, int max_k, uint64_t memory_budget_bytes) {
     if (best == nullptr || e.cost_ns < best->cost_ns) best = &e;
   }
   if (best == nullptr) {
-    char message[256];
+    // The budget as given and per fingerprint, in as many digits as it takes (a budget of 1K for
+    // 1e9 fingerprints is 1e-06 bytes each, not "0.0").
+    char message[512];
+    const double smallest_bytes = smallest ? smallest->bytes_per_fingerprint : 0.0;
     std::snprintf(
         message, sizeof(message),
-        "no exact design for k=%d fits %.1f bytes per fingerprint; the smallest needs %.1f "
-        "(%s)",
-        max_k, budget_per_fingerprint, smallest ? smallest->bytes_per_fingerprint : 0.0,
+        "no exact design for k=%d fits %llu bytes for %llu fingerprints (%.3g bytes per "
+        "fingerprint); the smallest needs %.1f bytes per fingerprint, %.0f bytes in all (%s)",
+        max_k, static_cast<unsigned long long>(memory_budget_bytes),
+        static_cast<unsigned long long>(n), budget_per_fingerprint, smallest_bytes,
+        std::ceil(smallest_bytes * static_cast<double>(n)),
         smallest ? smallest->design.ToString().c_str() : "none");
     return Status::ResourceExhausted(message);
   }

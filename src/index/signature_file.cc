@@ -55,6 +55,10 @@ Result<IndexFileInfo> ReadIndexFileInfo(const std::string& path) {
               : header->kind == index_internal::kIndexOnline   ? IndexFileKind::kOnlineIndex
                                                                : IndexFileKind::kFingerprints;
   info.settings = header->settings;
+  auto fields = index_internal::ParseFingerprintFileFields((*file)->data(), *header, path);
+  if (!fields.ok()) return fields.status();
+  info.id_names = static_cast<IndexIdNames>(fields->id_names);
+  info.query_k = fields->query_k;
   info.documents = header->count;
   info.file_bytes = (*file)->size();
   return info;

@@ -1,5 +1,7 @@
 #include "segment/python_literal.h"
 
+#include <sys/stat.h>
+
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -202,6 +204,12 @@ Result<std::string> ReadWholeFile(const std::string& path) {
     const int error = errno;
     std::string message = path + ": " + std::strerror(error);
     return error == ENOENT ? Status::NotFound(message) : Status::IOError(message);
+  }
+  // fopen opens a folder for reading on Linux, and its first read fails with EISDIR.
+  struct stat st;
+  if (::fstat(::fileno(file), &st) == 0 && S_ISDIR(st.st_mode)) {
+    std::fclose(file);
+    return Status::InvalidArgument(path + ": is a folder, not a file");
   }
   std::string content;
   char buffer[1 << 16];

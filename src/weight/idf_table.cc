@@ -2,6 +2,7 @@
 #include <bit>
 #include <cctype>
 #include <charconv>
+#include <cmath>
 #include <cstdlib>
 #include <string>
 
@@ -34,6 +35,11 @@ bool ParseIdf(std::string_view field, double* value) {
 #endif
 }
 
+// Python's float() also takes inf, infinity and nan (in any case, signed): a weight of those makes
+// every keyword's weight infinite or NaN, which no output can write. They are refused, as values
+// beyond the double range are.
+bool IsFinite(double value) { return std::isfinite(value); }
+
 double Median(const std::vector<std::pair<std::string_view, double>>& idf) {
   if (idf.empty()) return 0;
   std::vector<double> values;
@@ -61,7 +67,18 @@ Result<std::shared_ptr<const IdfTable>> IdfTable::Load(const std::string& path) 
   table->source_ = path;
   table->index_.assign(std::bit_ceil(text.size() / 8 + 16), 0);
   Status status;
-  weight_internal::ForEachPythonLine(text, [&](std::string_view raw, size_t number) {
+  // Lines are cut as Python's str.splitlines() cuts them (at \x1c, U+2028... too), but errors name
+  // the line as editors and grep -n count it: by newlines.
+  size_t counted_to = 0, newlines = 0;
+  auto line_number = [&](std::string_view line) {
+    const auto at = static_cast<size_t>(line.data() - text.data());
+    newlines +=
+        static_cast<size_t>(std::count(text.begin() + static_cast<std::ptrdiff_t>(counted_to),
+                                       text.begin() + static_cast<std::ptrdiff_t>(at), '\n'));
+    counted_to = at;
+    return newlines + 1;
+  };
+  weight_internal::ForEachPythonLine(text, [&](std::string_view raw, size_t) {
     if (!status.ok()) return;
     const std::string_view line = weight_internal::StripPython(raw);
     if (line.empty()) return;
@@ -72,14 +89,26 @@ Result<std::shared_ptr<const IdfTable>> IdfTable::Load(const std::string& path) 
                        ParseIdf(line.substr(space + 1), &value);
     if (!valid) {
       if (line.front() == '#') return;  // a comment, such as the header of `neardup idf build`
-      status = Status::InvalidArgument(path + ":" + std::to_string(number) +
+      status = Status::InvalidArgument(path + ":" + std::to_string(line_number(raw)) +
                                        ": expected 'word idf', got '" +
                                        std::string(line.substr(0, 80)) + "'");
+      return;
+    }
+    if (!IsFinite(value)) {
+      status =
+          Status::InvalidArgument(path + ":" + std::to_string(line_number(raw)) + ": the idf of '" +
+                                  std::string(line.substr(0, space)) + "' is " +
+                                  std::string(line.substr(space + 1)) + ", not a finite number");
       return;
     }
     table->Put(line.substr(0, space), value);
   });
   if (!status.ok()) return status;
+  if (table->entries_.empty()) {
+    return Status::InvalidArgument(path +
+                                   ": no entries (an IDF table has 'word idf' lines; every "
+                                   "keyword's weight would be 0)");
+  }
   table->Finalize();
   return std::shared_ptr<const IdfTable>(std::move(table));
 }
@@ -141,6 +170,18 @@ std::optional<double> IdfTable::Find(std::string_view word) const {
     if (entry.first == word) return entry.second;
   }
   return std::nullopt;
+}
+
+bool IdfTable::CanHold(std::string_view word) {
+  if (word.empty() || FindInvalidUtf8(word) != word.size()) return false;
+  const auto* base = reinterpret_cast<const unsigned char*>(word.data());
+  for (size_t i = 0; i < word.size();) {
+    char32_t cp;
+    const int n = text_internal::DecodeUtf8(base + i, base + word.size(), &cp);
+    if (n <= 0 || segment_internal::IsPythonSpace(cp)) return false;
+    i += static_cast<size_t>(n);
+  }
+  return true;
 }
 
 StopWords StopWords::JiebaDefault() {

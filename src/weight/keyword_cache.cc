@@ -17,6 +17,9 @@ std::optional<CacheKey> KeywordModelCache::Key(const Dictionary& dictionary,
   const std::string& dictionary_key = dictionary.data().cache_key;
   if (dictionary_key.empty()) return std::nullopt;
   CacheKey key("jieba-keywords");
+  // The loader's rules: tables of non-finite values or of no entries, which earlier builds parsed
+  // and cached, are refused since; their cache files must not stand in for the parse.
+  key.AddText("idf-rules=2");
   key.AddText(dictionary_key);
   // The values are stored by trie node: the key also covers the trie's layout, which a parse by
   // another build of the library could have laid out differently from the same sources.

@@ -35,6 +35,74 @@ TEST(IdfTable, BadFilesGiveErrorsWithPathAndLine) {
   EXPECT_EQ((*comment)->size(), 1u);
 }
 
+// Python's float() takes inf and nan; a table of them would make weights no output can write.
+TEST(IdfTable, NonFiniteValuesAreRefusedNamingTheLine) {
+  testing::TempFiles files;
+  for (const char* value : {"inf", "-inf", "Infinity", "nan", "NaN", "-nan", "1e400"}) {
+    auto table =
+        IdfTable::Load(files.Write("inf.txt", std::string("甲乙 1\n乙丙 ") + value + "\n"));
+    ASSERT_FALSE(table.ok()) << value;
+    EXPECT_EQ(table.status().code(), Status::Code::kInvalidArgument) << value;
+    EXPECT_NE(table.status().message().find("inf.txt:2:"), std::string::npos)
+        << table.status().message();
+  }
+}
+
+TEST(IdfTable, TablesWithoutEntriesAreRefused) {
+  testing::TempFiles files;
+  for (const char* content : {"", "\n\n", " \n\xe3\x80\x80\n", "# neardup idf build: words=0\n"}) {
+    auto table = IdfTable::Load(files.Write("empty.txt", content));
+    ASSERT_FALSE(table.ok()) << content;
+    EXPECT_EQ(table.status().code(), Status::Code::kInvalidArgument);
+    EXPECT_NE(table.status().message().find("empty.txt: no entries"), std::string::npos)
+        << table.status().message();
+  }
+}
+
+// Lines are cut where Python's splitlines() cuts them, but errors count newlines, as grep -n does.
+TEST(IdfTable, ErrorsCountLinesByNewlines) {
+  testing::TempFiles files;
+  auto table = IdfTable::Load(files.Write("sep.txt",
+                                          "a 1\x1c"
+                                          "b 2\xe2\x80\xa8"
+                                          "c 3\nd x\n"));
+  EXPECT_NE(table.status().message().find("sep.txt:2: expected 'word idf', got 'd x'"),
+            std::string::npos)
+      << table.status().message();
+  auto good = IdfTable::Load(files.Write("sep_ok.txt",
+                                         "a 1\x1c"
+                                         "b 2\n"));
+  ASSERT_TRUE(good.ok()) << good.status().ToString();
+  EXPECT_EQ((*good)->size(), 2u);
+}
+
+// Every code point Python's str.isspace() holds true, as `python3 -c "print([hex(c) for c in
+// range(0x110000) if chr(c).isspace()])"` lists them: none may be in a word of a table file.
+TEST(IdfTable, CanHoldRefusesWordsWithPythonWhiteSpace) {
+  const char32_t spaces[] = {0x9,    0xa,    0xb,    0xc,    0xd,    0x1c,   0x1d,   0x1e,
+                             0x1f,   0x20,   0x85,   0xa0,   0x1680, 0x2000, 0x2001, 0x2002,
+                             0x2003, 0x2004, 0x2005, 0x2006, 0x2007, 0x2008, 0x2009, 0x200a,
+                             0x2028, 0x2029, 0x202f, 0x205f, 0x3000};
+  for (char32_t cp : spaces) {
+    std::string utf8;
+    if (cp < 0x80) {
+      utf8 = std::string(1, static_cast<char>(cp));
+    } else if (cp < 0x800) {
+      utf8 = {static_cast<char>(0xC0 | (cp >> 6)), static_cast<char>(0x80 | (cp & 0x3F))};
+    } else {
+      utf8 = {static_cast<char>(0xE0 | (cp >> 12)), static_cast<char>(0x80 | ((cp >> 6) & 0x3F)),
+              static_cast<char>(0x80 | (cp & 0x3F))};
+    }
+    EXPECT_FALSE(IdfTable::CanHold(utf8)) << std::hex << static_cast<uint32_t>(cp);
+    EXPECT_FALSE(IdfTable::CanHold("甲" + utf8 + "乙")) << std::hex << static_cast<uint32_t>(cp);
+  }
+  EXPECT_TRUE(IdfTable::CanHold("甲乙"));
+  EXPECT_TRUE(IdfTable::CanHold("\x1b"));          // not white space to Python
+  EXPECT_TRUE(IdfTable::CanHold("\xe2\x80\x8b"));  // U+200B, not white space to Python
+  EXPECT_FALSE(IdfTable::CanHold(""));
+  EXPECT_FALSE(IdfTable::CanHold("\xff"));
+}
+
 TEST(StopWords, AddsFileLinesWhole) {
   testing::TempFiles files;
   StopWords stop = StopWords::JiebaDefault();

@@ -106,6 +106,35 @@ head -c 3000 /dev/zero | tr '\0' 'a' | sed 's/^/{"text":"/; s/$/"}/' >"$T/long.j
 if run jsonl-long 1 "$T/long.jsonl" -- "$ND" hash --jsonl --max-line-bytes 1K; then
   expect_output jsonl-long "" "neardup hash: -:1: line longer than the limit of 1024 bytes"
 fi
+# .jsonl and .ndjson names (any case) are JSON Lines without --jsonl, as for dedup; .json is not.
+cp "$T/docs.jsonl" "$T/docs-upper.JSONL"
+if run jsonl-by-name 0 "$T/empty" -- "$ND" hash "$T/docs-upper.JSONL"; then
+  expect_output jsonl-by-name "$(printf 'a\t%s\n2\t%s' "$(vector shingles:word:3 2)" "$XXH3_X")" ""
+fi
+printf '{"id":"n","text":"x"}\n' >"$T/one.ndjson"
+if run ndjson-by-name 0 "$T/empty" -- "$ND" hash --json "$T/one.ndjson"; then
+  expect_output ndjson-by-name "{\"id\":\"n\",\"simhash\":\"$XXH3_X\"}" ""
+fi
+# An --id-field that no document has is an error, as in dedup (not line numbers).
+if run hash-no-id-field 1 "$T/empty" -- "$ND" hash --id-field nope "$T/one.ndjson"; then
+  expect_output hash-no-id-field "$(printf '1\t%s' "$XXH3_X")" "neardup hash: no document has the id field 'nope'"
+fi
+# Standard input once; folders are dedup's only; --top is unsigned; --user-dict takes one file.
+if run hash-stdin-twice 2 "$T/empty" -- "$ND" hash - -; then
+  expect_output hash-stdin-twice "" "neardup hash: usage: standard input ('-') given twice"
+fi
+mkdir -p "$T/folder"
+if run hash-folder 1 "$T/empty" -- "$ND" hash "$T/folder"; then
+  expect_output hash-folder "" "neardup hash: $T/folder: is a folder, not a file (only dedup reads folders: give the \
+files in it)"
+fi
+if run hash-top-negative 2 "$T/empty" -- "$ND" hash --json --explain --top -1 "$T/one.ndjson"; then
+  expect_output hash-top-negative "" "$(usage "--top: '-1' is not a whole number of 0 or more")"
+fi
+printf 'ok\n' >"$T/user-dict.txt"
+if run hash-user-dict-then-input 0 /dev/null -- "$ND" hash --user-dict "$T/user-dict.txt" "$T/one.ndjson"; then
+  expect_output hash-user-dict-then-input "$(printf 'n\t%s' "$XXH3_X")" ""
+fi
 
 # --- one output may be standard output
 printf 'a b c d e f\na b c d e f\nx y z w v u\n' >"$T/stdout-in.txt"
@@ -316,6 +345,10 @@ settings: method=accurate mode=shingles:char:5 weighting=distinct lang=auto fold
 documents: 3
 signature: 132-byte sketch, 20 band keys
 file: $(stat -c %s "$T/day1.idx") bytes" ""
+fi
+# --against takes one index: the input after it stays an input.
+if run against-then-input 0 "$T/empty" -- "$ND" dedup -q --against "$T/day1.idx" "$T/day2.txt" -o /dev/null --dups "$T/dups2.tsv"; then
+  grep -qE '^1'$'\t''1'$'\t''0\.9[0-9]{3}$' "$T/dups2.tsv" && ok || fail against-then-input "dups: 1 of the index's 1 with a Jaccard"
 fi
 if run against-accurate 0 "$T/empty" -- "$ND" dedup -q "$T/day2.txt" --against "$T/day1.idx" -o "$T/new.txt" --dups "$T/dups2.tsv" --report "$T/report2.json"; then
   grep -qE '^1'$'\t''1'$'\t''0\.9[0-9]{3}$' "$T/dups2.tsv" && ok || fail against-accurate "dups: 1 of the index's 1 with a Jaccard"

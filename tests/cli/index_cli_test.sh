@@ -55,9 +55,46 @@ printf 'q1\t1\t0\nq1\t5\t1\n' >"$WORK/want_query1"
 expect "query k=1 from stdin" 0 "$WORK/want_query1" "" -- \
   bash -c "\"$NEARDUP\" index query \"$WORK/db.ndx\" -k 1 < \"$WORK/queries.tsv\""
 # The memory line depends on the index's allocation: its form is checked, not its figures.
-printf 'format: version 2\nmethod: simhash\nsettings: unknown (made from fingerprints, or of format version 1)\ndesign: %s\nfingerprints: 5\nmemory: N bytes (N per fingerprint)\n' "$D4" >"$WORK/want_info"
+printf 'format: version 2\nmethod: simhash\nsettings: unknown (made from fingerprints, or of format version 1)
+ids: in the index (numbers)\nbuilt for k: 3 (the default of index query)\ndesign: %s\nfingerprints: 5
+memory: N bytes (mostly fixed overhead under 100000 fingerprints)\n' "$D4" >"$WORK/want_info"
 expect "info" 0 "$WORK/want_info" "" -- \
-  bash -c "\"$NEARDUP\" index info \"$WORK/db.ndx\" | sed -E 's/^memory: [0-9]+ bytes \([0-9.]+ per/memory: N bytes (N per/'"
+  bash -c "\"$NEARDUP\" index info \"$WORK/db.ndx\" | sed -E 's/^memory: [0-9]+ bytes/memory: N bytes/'"
+# Ids come back as written: only canonical decimal numbers are kept as numbers in the index; 007, 0 and
+# 00 are different ids (in INDEX.ids), and a number beyond 64 bits is text.
+printf '007\tffffffffffffffff\n42\t0000000000000000\n0\t00000000000000ff\n00\t000000000000ff00\n123456789012345678901234567\t00000000ffffffff\n' \
+  >"$WORK/padded.tsv"
+expect "ids as written: build" 0 /dev/null "neardup index build: 5 fingerprints, $D4 -> $WORK/padded.ndx (ids in \
+$WORK/padded.ndx.ids)" -- "$NEARDUP" index build "$WORK/padded.tsv" -o "$WORK/padded.ndx"
+printf 'q\tfffffffffffffffe\nz\t00000000000000fe\nw\t000000000000fe00\nb\t00000000fffffffe\n' >"$WORK/padded_q.tsv"
+printf 'q\t007\t1\nz\t0\t1\nw\t00\t1\nb\t123456789012345678901234567\t1\n' >"$WORK/want_padded"
+expect "ids as written: query" 0 "$WORK/want_padded" "" -- \
+  "$NEARDUP" index query "$WORK/padded.ndx" "$WORK/padded_q.tsv" -k 1
+# An index whose ids are in INDEX.ids records it: without the file, query is an error, never row
+# numbers; info says so.
+printf 'a\tffffffffffffffff\nb\tfffffffffffffffe\n' >"$WORK/ab.tsv"
+"$NEARDUP" index build "$WORK/ab.tsv" -o "$WORK/ab.ndx" 2>/dev/null
+mv "$WORK/ab.ndx.ids" "$WORK/ab.ids.moved"
+expect "missing ids file" 1 /dev/null "neardup index query: $WORK/ab.ndx.ids: missing: $WORK/ab.ndx names its documents in \
+this ids file (moved or deleted? keep it beside the index)" -- "$NEARDUP" index query "$WORK/ab.ndx" "$WORK/queries.tsv"
+printf 'ids: in the ids file %s (required by queries)\n' "$WORK/ab.ndx.ids" >"$WORK/want_ids_line"
+expect "info names the ids file" 0 "$WORK/want_ids_line" "" -- \
+  bash -c "\"$NEARDUP\" index info \"$WORK/ab.ndx\" | grep '^ids:'"
+# The k an index is built for is recorded and is query's default (here 0: no match at distance 1).
+printf '1\tffffffffffffffff\n2\tfffffffffffffffe\n' >"$WORK/k0.tsv"
+"$NEARDUP" index build -k 0 "$WORK/k0.tsv" -o "$WORK/k0.ndx" 2>/dev/null
+printf 'q\t1\t0\n' >"$WORK/want_k0"
+expect "query defaults to the k built for" 0 "$WORK/want_k0" "" -- bash -c "printf 'q\tffffffffffffffff\n' | \"$NEARDUP\" index query \"$WORK/k0.ndx\""
+printf 'q\t1\t0\nq\t2\t1\n' >"$WORK/want_k1"
+expect "query -k above the k built for" 0 "$WORK/want_k1" "" -- bash -c "printf 'q\tffffffffffffffff\n' | \"$NEARDUP\" index query \"$WORK/k0.ndx\" -k 1"
+printf 'built for k: 0 (the default of index query)\n' >"$WORK/want_k_line"
+expect "info shows the k built for" 0 "$WORK/want_k_line" "" -- bash -c "\"$NEARDUP\" index info \"$WORK/k0.ndx\" | grep '^built for k:'"
+# Files of earlier builds (no k recorded) still open; their queries default to the design's largest k.
+printf 'built for k: not recorded (index query defaults to 3, the design'"'"'s largest)\n' >"$WORK/want_v1_k"
+expect "version-1 file: k not recorded" 0 "$WORK/want_v1_k" "" -- bash -c "\"$NEARDUP\" index info \"$(dirname "$0")/../data/index_v1/simhash.idx\" | grep '^built for k:'"
+# --blocks takes one list: the input after it is read.
+expect "blocks then input" 0 /dev/null "neardup index build: 5 fingerprints, $D4 -> $WORK/blocks.ndx" -- \
+  "$NEARDUP" index build --key-blocks 1 --blocks 16,16,16,16 "$WORK/db.tsv" -o "$WORK/blocks.ndx"
 expect "build --decimal, explicit design" 0 /dev/null "neardup index build: 5 fingerprints, $D10 -> $WORK/dec.ndx" -- \
   "$NEARDUP" index build --decimal "$WORK/db_decimal.tsv" -o "$WORK/dec.ndx" --blocks 13,13,13,13,12 --key-blocks 2
 expect "query decimal-built index" 0 "$WORK/want_query" "" -- "$NEARDUP" index query "$WORK/dec.ndx" "$WORK/queries.tsv"
@@ -114,6 +151,16 @@ expect "k above the design" 1 /dev/null "neardup index query: k=5 is outside 0..
 answers exactly" -- "$NEARDUP" index query "$WORK/db.ndx" "$WORK/queries.tsv" -k 5
 
 # Usage errors: exit 2.
+expect "invalid design" 2 /dev/null "neardup index build: usage: --blocks 64 --key-blocks 1: a design has 2 to 8 blocks, not 1" -- \
+  "$NEARDUP" index build --blocks 64 --key-blocks 1 "$WORK/db.tsv" -o "$WORK/x.ndx"
+expect "negative key blocks" 2 /dev/null "neardup index build: usage: --blocks 32,32 --key-blocks -1: key blocks must be \
+1..1" -- "$NEARDUP" index build --blocks 32,32 --key-blocks -1 "$WORK/db.tsv" -o "$WORK/x.ndx"
+for option in "--jsonl" "--method accurate" "--threshold 0.5" "--id-prefix x" "--sketches-on-disk"; do
+  expect "store option $option on an index file" 2 /dev/null "neardup index query: usage: ${option%% *} is for stores (a \
+directory), not index files such as $WORK/db.ndx" -- "$NEARDUP" index query "$WORK/db.ndx" "$WORK/queries.tsv" $option
+done
+expect "plan fraction" 2 /dev/null "$(usage "--memory: sizes are whole numbers, not fractions: 1.5G (use a smaller unit: 1536M)")" -- \
+  "$NEARDUP" plan --n 10 --memory 1.5G
 expect "build without -o" 2 /dev/null "$(usage "--output is required")" -- "$NEARDUP" index build "$WORK/db.tsv"
 expect "k out of range" 2 /dev/null "$(usage "-k: Value 9 not in range 0 to 7")" -- "$NEARDUP" index pairs "$WORK/db.tsv" -k 9
 expect "index without subcommand" 2 /dev/null "$(usage "A subcommand is required")" -- "$NEARDUP" index
@@ -129,8 +176,12 @@ expect "plan 10M in 640M picks 4 tables" 0 "$WORK/want_plan" "" -- bash -c "\"$N
 printf '  %s: N ns/query, N candidates/query, N bytes/fingerprint  (over the memory budget)\n' "$D10" >"$WORK/want_alternative"
 expect "plan lists alternatives" 0 "$WORK/want_alternative" "" -- \
   bash -c "\"$NEARDUP\" plan --n 1e7 --k 3 --memory 640M | grep -F '  $D10:' | sed -E 's/[0-9.]+ (ns|candidates|bytes)\//N \1\//g'"
-expect "plan impossible budget" 1 /dev/null "neardup plan: no exact design for k=3 fits 1.1 bytes per fingerprint; the smallest \
-needs 53.0 ($D4)" -- "$NEARDUP" plan --n 1e9 --k 3 --memory 1G
+expect "plan impossible budget" 1 /dev/null "neardup plan: no exact design for k=3 fits 1073741824 bytes for 1000000000 \
+fingerprints (1.07 bytes per fingerprint); the smallest needs 53.0 bytes per fingerprint, 53001048576 bytes in all ($D4)" -- \
+  "$NEARDUP" plan --n 1e9 --k 3 --memory 1G
+expect "plan tiny budget" 1 /dev/null "neardup plan: no exact design for k=3 fits 1024 bytes for 1000000000 \
+fingerprints (1.02e-06 bytes per fingerprint); the smallest needs 53.0 bytes per fingerprint, 53001048576 bytes in all ($D4)" -- \
+  "$NEARDUP" plan --n 1e9 --k 3 --memory 1K
 # The example of each --help, to the end of the text.
 printf 'Example:\n  neardup index build docs.tsv -o docs.ndx -k 3 --memory 8G\n' >"$WORK/want_help_index_build"
 printf 'Example:\n  neardup index query docs.ndx queries.tsv -k 3\n  neardup index query posts.store new.jsonl --jsonl\n' \
