@@ -37,6 +37,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import sys
 from dataclasses import dataclass, field
 from typing import (
     Any,
@@ -90,6 +91,17 @@ def _check(name: str, value: Any, kinds: Tuple[type, ...], what: str) -> None:
         raise TypeError(f"{name} must be {what}, not {type(value).__name__}")
 
 
+_INT32 = (-(1 << 31), (1 << 31) - 1)
+_INT64 = (-(1 << 63), (1 << 63) - 1)
+
+
+def _check_int(name: str, value: Optional[int], bounds: Tuple[int, int] = _INT32) -> None:
+    """InvalidArgumentError (a ValueError) naming an int too large for the library to take (its
+    own checks name the valid range of those it takes)."""
+    if value is not None and not bounds[0] <= value <= bounds[1]:
+        raise _neardup.InvalidArgumentError(f"{name} is out of range: {value}")
+
+
 def _path(name: str, value: Optional[PathLike]) -> Optional[str]:
     if value is None:
         return None
@@ -130,6 +142,7 @@ def _method_options(
                         ("max_document_bytes", max_document_bytes),
                         ("keyword_count", keyword_count)):
         _check(name, value, (int,), "int")
+        _check_int(name, value, _INT64 if name == "max_document_bytes" else _INT32)
     for name, value in (("normalize", normalize), ("fold_traditional", fold_traditional),
                         ("use_cache", use_cache)):
         _check(name, value, (bool,), "bool")
@@ -161,6 +174,9 @@ def _method_options(
 
 def _check_threads(threads: int) -> int:
     _check("threads", threads, (int,), "int")
+    if not 0 <= threads <= 1024:
+        raise _neardup.InvalidArgumentError(
+            f"threads must be 0 (one per core) to 1024, not {threads}")
     return threads
 
 
@@ -224,7 +240,8 @@ class Fingerprinter:
     The keywords are the module's (see ``neardup._core``'s documentation); the defaults are the
     method's, so ``Fingerprinter("simhash").simhash(text)`` is ``neardup hash``'s fingerprint and
     ``Fingerprinter().sketch(text)`` ``neardup hash --sketch``'s signature. Thread-safe: one
-    Fingerprinter may serve many threads.
+    Fingerprinter may serve many threads. Picklable (by its options, built again where it is
+    unpickled: files it names, such as a dictionary, must be there too), so Dask tasks may use it.
     """
 
     def __init__(
@@ -320,6 +337,17 @@ class Fingerprinter:
                          b: Union[bytes, Signature, np.ndarray]) -> float:
         """The estimated Jaccard similarity of two sketches (or Signatures) of this method."""
         return self._signer.estimate(_sketch_of(a), _sketch_of(b))
+
+    def __reduce__(self) -> Tuple[Any, Tuple[MethodOptions]]:
+        return Fingerprinter.from_options, (self.options,)
+
+    def __copy__(self) -> "Fingerprinter":
+        copy = Fingerprinter.__new__(Fingerprinter)
+        copy._signer = self._signer  # immutable: shared
+        return copy
+
+    def __deepcopy__(self, memo: Dict[int, Any]) -> "Fingerprinter":
+        return self.__copy__()
 
     def __repr__(self) -> str:
         return f"Fingerprinter({self.settings!r})"
@@ -438,6 +466,7 @@ class Index:
         _check("expected_documents", expected_documents, (int,), "int")
         if expected_documents < 0:
             raise ValueError("expected_documents must be >= 0")
+        _check_int("expected_documents", expected_documents, (0, (1 << 64) - 1))
         self._index = _neardup.Index(
             options, expected_documents=expected_documents,
             sketch_directory=_path("sketch_directory", sketch_directory) or "")
@@ -448,6 +477,7 @@ class Index:
         """An empty index of resolved options (a Fingerprinter's ``options``, say)."""
         if not isinstance(options, MethodOptions):
             raise TypeError(f"options must be MethodOptions, not {type(options).__name__}")
+        _check_int("expected_documents", expected_documents, (0, (1 << 64) - 1))
         self = cls.__new__(cls)
         self._index = _neardup.Index(
             options, expected_documents=expected_documents,
@@ -476,6 +506,8 @@ class Index:
         """
         file = _path("path", path)
         assert file is not None
+        _check_int("max_document_bytes", max_document_bytes, _INT64)
+        _check_int("expected_documents", expected_documents, (0, (1 << 64) - 1))
         unknown = sorted(set(options) - set(_SIGNATURE_KEYWORDS) - {"use_cache"})
         if unknown:
             raise TypeError(f"Index.load() got an unexpected keyword argument '{unknown[0]}'")
@@ -603,6 +635,12 @@ class Index:
     def __exit__(self, *exc_info: Any) -> None:
         self.close()
 
+    def __reduce_ex__(self, protocol: Any) -> Any:
+        raise TypeError(
+            "a neardup.Index cannot be pickled or copied (a copy would not share the documents "
+            "inserted): save() it to a file the other process can read and Index.load() it "
+            "there; for the method alone, pass its options or fingerprinter(), which pickle")
+
     def __repr__(self) -> str:
         if self._index.closed:
             return "<neardup.Index closed>"
@@ -669,6 +707,26 @@ def _lookup(record: Mapping[str, Any], name: str) -> Tuple[bool, Any]:
 _TEXT_TYPES = (str, bytes, bytearray, memoryview)
 
 
+def _null(value: Any) -> Optional[str]:
+    """How a missing value reads in messages: "null" for None, "null (nan)" for a float NaN,
+    "null (<NA>)" for pandas' NA (and NaT), as DataFrames hold missing values; None for a value
+    that is not missing."""
+    if value is None:
+        return "null"
+    if isinstance(value, (str, bytes, bytearray, memoryview, int)):
+        return None
+    if isinstance(value, (float, np.floating)):
+        return f"null ({value})" if math.isnan(value) else None
+    pandas = sys.modules.get("pandas")  # its NA can only come from pandas, once imported
+    if pandas is not None and pandas.api.types.is_scalar(value):
+        try:
+            if pandas.isna(value) is True:
+                return f"null ({value})"
+        except (TypeError, ValueError):
+            pass
+    return None
+
+
 def _json_type(value: Any) -> str:
     if value is None:
         return "null"
@@ -715,6 +773,7 @@ def dedup(
     on_error: str = "fail",
     pairs: bool = False,
     all_pairs: bool = False,
+    boundary_sigmas: float = 3.0,
     threads: int = 0,
 ) -> DedupResult:
     """Removes near-duplicates from an in-memory collection: ``neardup dedup`` on its records.
@@ -732,6 +791,10 @@ def dedup(
     ``invalid_utf8="reject"``, a mapping without its text...) stops the run (``"fail"``: the error
     names ``records[i]``) or is left out and counted (``"skip"``). ``pairs``: also list every
     near-duplicate pair; ``all_pairs``: verify every candidate so the report counts all of them.
+    ``boundary_sigmas`` (``--boundary-sigmas``, 0 to 10, 3 as the CLI's): the accurate method
+    decides a pair whose sketch estimate is within that many standard deviations of the threshold
+    by the exact Jaccard similarity of its texts; 0 leaves every pair to its estimate, which with
+    ``all_pairs=True`` is ``neardup.dask``'s answer (doc/dask.md).
     The method keywords are the module's. The job runs on ``threads`` threads (0: one per core)
     with the GIL released, on a temporary file in $TMPDIR that is removed afterwards.
     """
@@ -743,6 +806,7 @@ def dedup(
                         ("empty", empty), ("on_error", on_error)):
         _check(name, value, (str,), "str")
     _check("priority_field", priority_field, (str,), "str")
+    _check("boundary_sigmas", boundary_sigmas, (float, int), "a number")
     _check_threads(threads)
     if priority_field is not None:
         if keep != "first":
@@ -785,6 +849,9 @@ def dedup(
                     raise TypeError(f"{name} must be an (id, text) pair, not a tuple of "
                                     f"{len(record)}")
                 record_id, text = record
+                null = _null(record_id)
+                if null is not None:
+                    raise _Refused(f"the id is {null}, expected a string or number")
             elif isinstance(record, Mapping):
                 found, text = _lookup(record, text_field)
                 if not found:
@@ -793,8 +860,11 @@ def dedup(
                     raise _Refused(f"text field '{text_field}' is {_json_type(text)}, expected "
                                    "a string")
                 found, record_id = _lookup(record, id_field)
+                null = _null(record_id) if found else None
                 if not found:
                     record_id = i + 1
+                elif null is not None:
+                    raise _Refused(f"id field '{id_field}' is {null}, expected a string or number")
                 elif isinstance(record_id, bool) or not isinstance(record_id, (str, int, float)):
                     raise _Refused(f"id field '{id_field}' is {_json_type(record_id)}, expected "
                                    "a string or number")
@@ -844,7 +914,8 @@ def dedup(
 
     result = _neardup.dedup(
         texts, numbers, options, priorities=priorities, keep=keep_rule, empty=empty,
-        on_error=on_error, threads=threads, pairs=pairs, all_pairs=all_pairs)
+        on_error=on_error, threads=threads, pairs=pairs, all_pairs=all_pairs,
+        boundary_sigmas=float(boundary_sigmas))
 
     # Record numbers -> the records' ids.
     id_of: Dict[int, Any] = dict(zip(numbers, ids))

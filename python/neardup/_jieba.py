@@ -21,15 +21,20 @@ Differences from jieba, by design:
   raises a bare Exception; a malformed dictionary line raises ``neardup.InvalidArgumentError`` (a
   ValueError) naming the file and line. A failed ``load_userdict`` changes nothing (jieba keeps
   the lines before the bad one).
-- ``add_word`` refuses (ValueError) the words a user dictionary line cannot hold (empty, holding a
-  line break) and negative frequencies, which break jieba's arithmetic. Changes are applied by
+- ``add_word`` (and ``del_word``, ``suggest_freq(..., tune=True)``) refuses (ValueError) the words
+  a user dictionary line cannot hold (empty, holding a line break, holding a lone surrogate, which
+  UTF-8 cannot hold: jieba takes it, but never cuts it out as a dictionary word) and negative
+  frequencies, which break jieba's arithmetic; ``load_userdict`` refuses such lines of a file
+  object (``neardup.InvalidArgumentError``, naming the line). Changes are applied by
   rebuilding the dictionary at the next call (a few tenths of a second, once for any number of
   changes): make them before cutting, not between cuts. ``del_word`` (a frequency of 0) forces
   the split of the word by the HMM of that Tokenizer only (jieba's force-split list is shared by
   all of them).
 - no paddle mode (``use_paddle`` is accepted and ignored, as by jieba without paddlepaddle), no
   ``enable_parallel`` (cut with threads instead: long texts are cut without the GIL), no
-  ``jieba.posseg``; the tags of user words are kept in ``user_word_tag_tab`` but used by nothing.
+  ``jieba.posseg``; the tags of user words (``add_word``'s, and those of ``load_userdict``'s
+  lines) are kept in ``user_word_tag_tab`` (``neardup.user_word_tag_tab``: ``dt``'s, as jieba's)
+  but used by nothing.
 """
 
 from __future__ import annotations
@@ -61,6 +66,7 @@ __all__ = [
     "initialize",
     "set_dictionary",
     "setLogLevel",
+    "user_word_tag_tab",
     "extract_tags",
 ]
 
@@ -109,6 +115,26 @@ def _strdecode(sentence: object, what: str = "sentence") -> str:
     raise TypeError("%s must be str or bytes, not %s" % (what, type(sentence).__name__))
 
 
+def _lone_surrogate(text: str) -> Optional[int]:
+    """The index of the first lone surrogate of `text` (which UTF-8 cannot hold), else None."""
+    try:
+        text.encode("utf-8")
+        return None
+    except UnicodeEncodeError as error:
+        return error.start
+
+
+def _check_dictionary_text(text: str, where: str) -> None:
+    """InvalidArgumentError (a ValueError) for a dictionary word or line holding a lone surrogate:
+    the dictionary is UTF-8, which cannot hold one (jieba would take it, but no cut can ever yield
+    such a word as a dictionary word: the surrogate is a character of no word)."""
+    at = _lone_surrogate(text)
+    if at is not None:
+        raise _neardup.InvalidArgumentError(
+            "%s: %r holds a lone surrogate (U+%04X at character %d), which a dictionary cannot "
+            "hold (it is UTF-8)" % (where, text[:80], ord(text[at]), at))
+
+
 def _userdict_line(word: str, freq: Optional[int]) -> Optional[str]:
     """The user dictionary line that adds `word` with `freq` (None: jieba's suggested frequency)
     exactly as add_word does, or None when no line can say that (see _Lines)."""
@@ -138,6 +164,7 @@ def _userdict_lines(f: Iterable[Union[str, bytes]], name: str) -> List[str]:
         if "\n" in line:  # an iterable of lines that are not lines (jieba fails on them too)
             raise _neardup.InvalidArgumentError(
                 "%s:%d: a line break inside a line: %r" % (name, number, line[:80]))
+        _check_dictionary_text(line, "%s:%d" % (name, number))
         if line:
             lines.append(line)
     return lines
@@ -329,8 +356,12 @@ class Tokenizer:
 
     def get_FREQ(self, k: str, d: object = None) -> object:  # noqa: N802 (jieba's name)
         """jieba's FREQ.get(k, d): a word's frequency, 0 for a prefix of one or a deleted word,
-        `d` for anything else."""
-        frequency = self._loaded().frequency(_strdecode(k, "k"))
+        `d` for anything else (as for jieba, any key that is not a str: None, bytes...; an
+        unhashable one raises TypeError, as dict.get does)."""
+        if not isinstance(k, str):
+            hash(k)
+            return d
+        frequency = self._loaded().frequency(k)
         return d if frequency is None else frequency
 
     def load_userdict(self, f: Union[PathLike, IO[str], IO[bytes]]) -> None:
@@ -348,8 +379,18 @@ class Tokenizer:
         with self.lock:
             sources = self._sources + [source]
             core = self._build(sources)  # now: errors are raised by this call, as by jieba's
+            if isinstance(source, _Lines):
+                lines = source.lines
+            else:
+                with open(source, "rb") as file:  # read as jieba reads it (the build checked it)
+                    lines = _userdict_lines(file, source)
             self._sources = sources
             self._set_core(core)
+            # jieba's add_word(word, freq, tag) of each line: the tags of the lines that have one.
+            for line in lines:
+                match = _RE_USERDICT.match(line)
+                if match is not None and match.group(3):
+                    self.user_word_tag_tab[match.group(1)] = match.group(3).strip()
 
     def add_word(self, word: Text, freq: Union[int, str, None] = None,
                  tag: Optional[str] = None) -> None:
@@ -357,6 +398,7 @@ class Tokenizer:
         frequency to the total as jieba does. Takes effect at the next call (the dictionary is
         rebuilt then, once for any number of changes)."""
         word = _strdecode(word, "word")
+        _check_dictionary_text(word, "add_word")
         frequency = None if freq is None else int(freq)
         if frequency is not None and not 0 <= frequency <= _MAX_FREQUENCY:
             raise ValueError("add_word: frequency %d out of range [0, 2**53]" % frequency)

@@ -33,7 +33,8 @@ class PermissionDeniedError(Error): ...
 # Signing (signing.cc)
 
 class MethodOptions:
-    """A method and every setting of it, resolved (defaults filled in) and checked."""
+    """A method and every setting of it, resolved (defaults filled in) and checked. Pickles by its
+    values (a custom keyword model by the files it was loaded from, loaded again)."""
 
     def __init__(
         self,
@@ -103,7 +104,7 @@ class MethodOptions:
     def rows(self) -> int: ...
 
 class Signer:
-    """Signs texts under a MethodOptions. Thread-safe."""
+    """Signs texts under a MethodOptions. Thread-safe. Pickles by its options."""
 
     def __init__(self, options: MethodOptions) -> None: ...
     @property
@@ -199,6 +200,7 @@ def dedup(
     threads: int = 0,
     pairs: bool = False,
     all_pairs: bool = False,
+    boundary_sigmas: float = 3.0,
 ) -> Dict[str, Any]:
     """{"kept": int64 record numbers, "duplicates" and "pairs": (records a, records b, scores)
     arrays, "clusters": [(representative, [members])], "report": the --report JSON text}."""

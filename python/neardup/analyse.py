@@ -8,8 +8,10 @@ default tokenizer ``neardup.dt``, so ``neardup.load_userdict`` and friends chang
 change jieba's.
 
 ``set_idf_path``, ``set_stop_words`` and ``TFIDF(idf_path)`` load other IDF tables ("word idf"
-per line) and stop words (one per line, added to jieba's English ones). Missing files raise
-``neardup.NotFoundError`` (a FileNotFoundError) naming the path.
+per line) and stop words (one per line, added to jieba's English ones). The files are read when
+set, as by jieba: missing files raise ``neardup.NotFoundError`` (a FileNotFoundError) naming the
+path, malformed ones ``neardup.InvalidArgumentError`` (a ValueError) naming the line, and a file
+refused changes nothing.
 
 Not provided: ``allowPOS`` (needs jieba.posseg's part-of-speech tags: NotImplementedError),
 TextRank (``textrank``), ``ChineseAnalyzer``.
@@ -17,6 +19,7 @@ TextRank (``textrank``), ``ChineseAnalyzer``.
 
 from __future__ import annotations
 
+import sys
 import threading
 from typing import List, Optional, Sequence, Tuple, Union
 
@@ -40,25 +43,36 @@ class TFIDF:
     def __init__(self, idf_path: Optional[PathLike] = None) -> None:
         self.tokenizer: Tokenizer = dt
         self.lock = threading.Lock()
-        self._idf_path: Optional[str] = (
-            None if idf_path is None else _existing_file(idf_path, "IDF file"))
+        self._idf_path: Optional[str] = None
         self._stop_words_paths: List[str] = []
         # The model, and the tokenizer's dictionary it was joined with.
         self._model: Optional[Tuple[_neardup.Tokenizer, _neardup.KeywordModel]] = None
+        if idf_path is not None:
+            self.set_idf_path(idf_path)
 
     def set_idf_path(self, idf_path: PathLike) -> None:
-        """Uses the IDF table of this file ("word idf" per line) from now on."""
+        """Uses the IDF table of this file ("word idf" per line) from now on. The file is read
+        now, as by jieba: NotFoundError for a missing file, InvalidArgumentError for a malformed
+        one, and then nothing changes."""
         path = _existing_file(idf_path, "IDF file")
-        with self.lock:
-            self._idf_path = path
-            self._model = None
+        self._switch(path, self._stop_words_paths)
 
     def set_stop_words(self, stop_words_path: PathLike) -> None:
-        """Adds the stop words of this file (one per line) to the current ones."""
+        """Adds the stop words of this file (one per line) to the current ones. The file is read
+        now, as by jieba: NotFoundError for a missing file, InvalidArgumentError for one that is
+        not UTF-8, and then nothing changes."""
         path = _existing_file(stop_words_path, "stop words file")
+        self._switch(self._idf_path, self._stop_words_paths + [path])
+
+    def _switch(self, idf_path: Optional[str], stop_words_paths: List[str]) -> None:
+        """Builds the model of these files now (its errors are raised here, leaving the extractor
+        as it was), then uses them."""
+        core = self.tokenizer._loaded()
         with self.lock:
-            self._stop_words_paths.append(path)
-            self._model = None
+            model = _neardup.KeywordModel(core, idf_path, stop_words_paths)
+            self._idf_path = idf_path
+            self._stop_words_paths = stop_words_paths
+            self._model = (core, model)
 
     def _keyword_model(self) -> _neardup.KeywordModel:
         core = self.tokenizer._loaded()
@@ -85,7 +99,8 @@ class TFIDF:
         if sentence.__class__ is not str:
             sentence = _strdecode(sentence)
         if type(topK) is int and topK > 0:
-            return model.extract_tags(sentence, topK, withWeight)
+            # More than there can be keywords is all of them (jieba's tags[:topK]).
+            return model.extract_tags(sentence, min(topK, sys.maxsize), withWeight)
         tags = model.extract_tags(sentence, 0, withWeight)
         # jieba's `tags[:topK] if topK else tags`, whatever topK is.
         return tags[:topK] if topK else tags

@@ -428,7 +428,7 @@ py::dict Dedup(py::handle texts, const std::vector<int64_t>& record_numbers,
                const MethodOptions& method,
                const std::optional<std::vector<std::optional<double>>>& priorities,
                const std::string& keep, const std::string& empty, const std::string& on_error,
-               int threads, bool want_pairs, bool all_pairs) {
+               int threads, bool want_pairs, bool all_pairs, double boundary_sigmas) {
   ResolveThreads(threads);  // checks the range; the job resolves 0 itself
   DedupOptions options;
   options.similarity = method;
@@ -458,6 +458,7 @@ py::dict Dedup(py::handle texts, const std::vector<int64_t>& record_numbers,
   }
   options.threads = threads;
   options.all_pairs = all_pairs;
+  options.boundary_sigmas = boundary_sigmas;  // the job checks its range
   const bool reject = method.features && method.features->invalid_utf8 == InvalidUtf8::kReject;
 
   const py::sequence items = py::reinterpret_borrow<py::sequence>(texts);
@@ -579,6 +580,7 @@ void RegisterDedup(py::module_& m) {
         py::kw_only(), py::arg("priorities") = py::none(), py::arg("keep") = "first",
         py::arg("empty") = "keep", py::arg("on_error") = "fail", py::arg("threads") = 0,
         py::arg("pairs") = false, py::arg("all_pairs") = false,
+        py::arg("boundary_sigmas") = DedupOptions().boundary_sigmas,
         "The batch job over in-memory texts (neardup.dedup is built on it): a dict of kept "
         "(record numbers), duplicates and pairs ((records, records, scores) arrays), clusters "
         "([(representative, [members])]) and report (the --report JSON).");

@@ -228,6 +228,76 @@ namespace {
 
 Status Invalid(std::string message) { return Status::InvalidArgument(std::move(message)); }
 
+// The files a custom keyword model is loaded from: the dictionary keywords of MethodOptions.
+struct ModelSource {
+  std::optional<std::string> dictionary;
+  std::optional<std::string> hmm_dir;
+  std::vector<std::string> user_dictionaries;
+  std::optional<std::string> idf;
+  std::optional<std::string> stop_words;
+  bool use_cache = true;
+};
+
+// The source of every custom keyword model loaded here and still alive, by the model: a pickled
+// MethodOptions holds the source, and is loaded again from it where it is unpickled (a model
+// cannot be written out). Thread-safe.
+class ModelSources {
+ public:
+  static ModelSources& Get() {
+    static ModelSources* const sources = new ModelSources();  // never freed: used at exit
+    return *sources;
+  }
+
+  void Add(const std::shared_ptr<const KeywordModel>& model, ModelSource source) {
+    std::lock_guard lock(mutex_);
+    std::erase_if(entries_, [](const Entry& e) { return e.model.expired(); });
+    entries_.push_back({model, model.get(), std::move(source)});
+  }
+
+  std::optional<ModelSource> Find(const KeywordModel* model) {
+    std::lock_guard lock(mutex_);
+    for (const Entry& e : entries_) {
+      if (e.key == model && !e.model.expired()) return e.source;
+    }
+    return std::nullopt;
+  }
+
+ private:
+  struct Entry {
+    std::weak_ptr<const KeywordModel> model;
+    const KeywordModel* key;
+    ModelSource source;
+  };
+
+  std::mutex mutex_;
+  std::vector<Entry> entries_;
+};
+
+// Loads a custom keyword model (the CLI's --dict, --hmm-dir, --user-dict, --idf, --stop-words)
+// and remembers its source.
+std::shared_ptr<const KeywordModel> LoadKeywordModel(const ModelSource& source) {
+  const bool custom_dictionary =
+      source.dictionary || source.hmm_dir || !source.user_dictionaries.empty() || !source.use_cache;
+  std::shared_ptr<const Dictionary> dict;
+  if (custom_dictionary) {
+    DictionaryOptions d;
+    d.dict_path = source.dictionary.value_or("");
+    d.hmm_dir = source.hmm_dir.value_or("");
+    d.user_dict_paths = source.user_dictionaries;
+    d.use_cache = source.use_cache;
+    dict = ValueOrThrow(Dictionary::Load(d));
+  } else {
+    dict = ValueOrThrow(Dictionary::Default());
+  }
+  KeywordModelOptions model;
+  model.idf_path = source.idf.value_or("");
+  model.stop_words_path = source.stop_words.value_or("");
+  model.use_cache = source.use_cache;
+  std::shared_ptr<const KeywordModel> loaded = ValueOrThrow(KeywordModel::Load(dict, model));
+  ModelSources::Get().Add(loaded, source);
+  return loaded;
+}
+
 // The options of a method from the Python keywords (None: the method's default, DefaultFeatures),
 // resolved and checked: InvalidArgumentError naming the bad one. The dictionary keywords load a
 // custom keyword model (as the CLI's --dict, --hmm-dir, --user-dict, --idf, --stop-words do).
@@ -268,27 +338,73 @@ MethodOptions MakeMethodOptions(
   }
   f.max_document_bytes = static_cast<uint64_t>(max_document_bytes);
   f.keyword_count = keyword_count;
-  const bool custom_dictionary = dictionary || hmm_dir || !user_dictionaries.empty() || !use_cache;
-  if (custom_dictionary || idf || stop_words) {
-    std::shared_ptr<const Dictionary> dict;
-    if (custom_dictionary) {
-      DictionaryOptions d;
-      d.dict_path = dictionary.value_or("");
-      d.hmm_dir = hmm_dir.value_or("");
-      d.user_dict_paths = user_dictionaries;
-      d.use_cache = use_cache;
-      dict = ValueOrThrow(Dictionary::Load(d));
-    } else {
-      dict = ValueOrThrow(Dictionary::Default());
-    }
-    KeywordModelOptions model;
-    model.idf_path = idf.value_or("");
-    model.stop_words_path = stop_words.value_or("");
-    model.use_cache = use_cache;
-    f.keyword_model = ValueOrThrow(KeywordModel::Load(dict, model));
+  const ModelSource source{dictionary, hmm_dir, user_dictionaries, idf, stop_words, use_cache};
+  if (dictionary || hmm_dir || !user_dictionaries.empty() || !use_cache || idf || stop_words) {
+    f.keyword_model = LoadKeywordModel(source);
   }
   options.features = f;
   return ValueOrThrow(ResolveMethodOptions(options));
+}
+
+// Pickling: the resolved options as values (format version 1), the custom keyword model as the
+// files it was loaded from (loaded again when unpickled). A model this module did not load (none
+// can be had otherwise) cannot be pickled: TypeError.
+constexpr int kPickleVersion = 1;
+
+py::tuple OptionsState(const MethodOptions& o) {
+  const FingerprintOptions& f = *o.features;
+  py::object model = py::none();
+  if (f.keyword_model != nullptr) {
+    const std::optional<ModelSource> source = ModelSources::Get().Find(f.keyword_model.get());
+    if (!source) {
+      throw py::type_error(
+          "these MethodOptions hold a keyword model of unknown files and cannot be pickled");
+    }
+    model = py::make_tuple(source->dictionary, source->hmm_dir, source->user_dictionaries,
+                           source->idf, source->stop_words, source->use_cache);
+  }
+  return py::make_tuple(
+      kPickleVersion, std::string(DedupMethodName(o.method)), o.threshold, o.k,
+      std::string(FeatureModeName(f.mode)), std::string(ShingleUnitName(f.shingle_unit)),
+      f.shingle_size, std::string(FeatureWeightingName(f.weighting)), f.normalize,
+      f.invalid_utf8 == InvalidUtf8::kReject, f.fold_traditional, f.folding_table,
+      std::string(LanguageName(f.language)), f.max_document_bytes, f.keyword_count, o.sketch.bins,
+      o.sketch.bits_per_bin, o.sketch.bands, o.sketch.rows, model);
+}
+
+MethodOptions OptionsFromState(const py::tuple& state) {
+  if (state.size() != 20 || state[0].cast<int>() != kPickleVersion) {
+    throw py::value_error("MethodOptions: not a pickled state of this version");
+  }
+  MethodOptions o;
+  o.method = ValueOrThrow(ParseDedupMethod(state[1].cast<std::string>()));
+  o.threshold = state[2].cast<double>();
+  o.k = state[3].cast<int>();
+  FingerprintOptions f = DefaultFeatures(o.method);
+  f.mode = ValueOrThrow(ParseFeatureMode(state[4].cast<std::string>()));
+  f.shingle_unit = ValueOrThrow(ParseShingleUnit(state[5].cast<std::string>()));
+  f.shingle_size = state[6].cast<int>();
+  f.weighting = ValueOrThrow(ParseFeatureWeighting(state[7].cast<std::string>()));
+  f.normalize = state[8].cast<bool>();
+  f.invalid_utf8 = state[9].cast<bool>() ? InvalidUtf8::kReject : InvalidUtf8::kReplace;
+  f.fold_traditional = state[10].cast<bool>();
+  f.folding_table = state[11].cast<std::string>();
+  f.language = ValueOrThrow(ParseLanguage(state[12].cast<std::string>()));
+  f.max_document_bytes = state[13].cast<uint64_t>();
+  f.keyword_count = state[14].cast<int>();
+  o.sketch.bins = state[15].cast<decltype(o.sketch.bins)>();
+  o.sketch.bits_per_bin = state[16].cast<decltype(o.sketch.bits_per_bin)>();
+  o.sketch.bands = state[17].cast<decltype(o.sketch.bands)>();
+  o.sketch.rows = state[18].cast<decltype(o.sketch.rows)>();
+  if (!state[19].is_none()) {
+    const py::tuple m = state[19].cast<py::tuple>();
+    f.keyword_model = LoadKeywordModel(
+        {m[0].cast<std::optional<std::string>>(), m[1].cast<std::optional<std::string>>(),
+         m[2].cast<std::vector<std::string>>(), m[3].cast<std::optional<std::string>>(),
+         m[4].cast<std::optional<std::string>>(), m[5].cast<bool>()});
+  }
+  o.features = f;
+  return ValueOrThrow(ResolveMethodOptions(o));
 }
 
 // The options a settings line records (an index file's), with the settings no line records.
@@ -573,7 +689,12 @@ void RegisterSigning(py::module_& m) {
                                return o.method == DedupMethod::kAccurate ? o.sketch.rows : 0;
                              })
       .def("__repr__",
-           [](const MethodOptions& o) { return "MethodOptions('" + SettingsLine(o) + "')"; });
+           [](const MethodOptions& o) { return "MethodOptions('" + SettingsLine(o) + "')"; })
+      // Immutable: a copy may share the keyword model.
+      .def("__copy__", [](const MethodOptions& o) { return o; })
+      .def(
+          "__deepcopy__", [](const MethodOptions& o, py::handle) { return o; }, py::arg("memo"))
+      .def(py::pickle(&OptionsState, &OptionsFromState));
 
   py::class_<Signer>(m, "Signer",
                      "Signs texts under a MethodOptions (neardup.Fingerprinter is built on it). "
@@ -611,7 +732,12 @@ void RegisterSigning(py::module_& m) {
             return EstimateJaccard(*s.signer().sketcher(), a, b);
           },
           py::arg("sketch_a"), py::arg("sketch_b"),
-          "The estimated Jaccard similarity of two sketches of this method.");
+          "The estimated Jaccard similarity of two sketches of this method.")
+      .def(py::pickle([](const Signer& s) { return py::make_tuple(s.options()); },
+                      [](const py::tuple& state) {
+                        if (state.size() != 1) throw py::value_error("Signer: not a pickled state");
+                        return std::make_unique<Signer>(state[0].cast<MethodOptions>());
+                      }));
 
   m.def(
       "estimate_jaccard",

@@ -241,6 +241,106 @@ def test_bad_input(client, tmp_path):
         ndask.dedup([{"text": "a"}])
     with pytest.raises(TypeError, match="records must be"):
         ndask.dedup(db.from_sequence([1, 2, 3], npartitions=1))
+    # Keywords: the job's own names (not those of an internal class), the accurate method only.
+    bag = db.from_sequence(texts[:20], npartitions=1)
+    with pytest.raises(neardup.InvalidArgumentError,
+                       match=r"accurate method only.*method='simhash'.*neardup.dedup"):
+        ndask.dedup(bag, method="simhash")
+    with pytest.raises(TypeError,
+                       match=r"^dedup\(\) got an unexpected keyword argument 'treshold'"):
+        ndask.dedup(bag, treshold=0.5)
+    with pytest.raises(TypeError, match=r"^dedup_files\(\) got an unexpected keyword argument"):
+        ndask.dedup_files([str(tmp_path / "bad.jsonl")], str(tmp_path / "out"), client=client,
+                          pairs=True)
+    assert ndask.dedup(bag, method="accurate").report["documents"] == 20
+
+
+def test_missing_text_and_null_ids_are_bad_records(client):
+    # A DataFrame holds missing values as NaN (object and float columns) or NA (string dtype):
+    # bad records like None, named by their record number and skipped under on_error='skip' (they
+    # raised a TypeError without the record). Null ids are refused as neardup.dedup and the CLI
+    # refuse them (they were named by position, or as "nan").
+    text = "the same words in all of these documents, and a few more words of them"
+    frame = pd.DataFrame({"id": [1, 2, None, 4, 5], "text": [text, float("nan"), text, text, None]})
+    with pytest.raises(neardup.InvalidArgumentError,
+                       match=r"^record 2: no text \(nan\) \(--on-error skip leaves"):
+        ndask.dedup(dd.from_pandas(frame, npartitions=2))
+    result = ndask.dedup(dd.from_pandas(frame, npartitions=2), on_error="skip")
+    assert result.report["skipped"] == 3
+    assert result.report["first_errors"] == [
+        "record 2: no text (nan)",
+        "record 3: id field 'id' is null (nan), expected a string or number",
+        "record 5: no text (None)"]
+    # The ids of an int column with a missing value (float in pandas) are the ints.
+    assert result.dups_tsv == b"4\t1\t1.0000\n"
+    assert result.kept.compute()["id"].tolist() == [1]
+    strings = pd.DataFrame({"text": pd.array([text, pd.NA, text], dtype="string")})
+    result = ndask.dedup(dd.from_pandas(strings, npartitions=1), on_error="skip")
+    assert result.report["first_errors"] == ["record 2: no text (<NA>)"]
+    assert result.dups_tsv == b"3\t1\t1.0000\n"
+
+    bag = db.from_sequence([{"id": "a", "text": text}, {"id": None, "text": text}, (None, text),
+                            {"id": True, "text": text}, ("e", text), {"txt": text}],
+                           npartitions=2)
+    with pytest.raises(neardup.InvalidArgumentError,
+                       match=r"^record 2: id field 'id' is null, expected a string or number"):
+        ndask.dedup(bag)
+    result = ndask.dedup(bag, on_error="skip")
+    assert result.report["first_errors"] == [
+        "record 2: id field 'id' is null, expected a string or number",
+        "record 3: the id of an (id, text) pair is null, expected a string or number",
+        "record 4: id field 'id' is a boolean, expected a string or number",
+        "record 6: no text field 'text'"]
+    assert result.dups_tsv == b"e\ta\t1.0000\n"
+    assert result.kept.compute() == [{"id": "a", "text": text}]
+    # The same records to neardup.dedup: the same bad ones.
+    same = neardup.dedup(bag.compute()[:5], on_error="skip")
+    assert [m.split(": ", 1)[1] for m in same.report["first_errors"]] == [
+        "id field 'id' is null, expected a string or number",
+        "the id is null, expected a string or number",
+        "id field 'id' is a boolean, expected a string or number"]
+
+
+def test_dedup_files_takes_one_path(client, tmp_path):
+    texts = make_documents(600, seed=5)
+    path = tmp_path / "one.txt"
+    write_plain(path, texts)
+    run_cli([str(path)], tmp_path / "cli")
+    # A str is one path (its characters were taken as file names), and so is an os.PathLike.
+    for number, one in enumerate((str(path), path)):
+        ndask.dedup_files(one, str(tmp_path / f"dask{number}"), client=client)
+        assert_same_as_cli(tmp_path / "cli", tmp_path / f"dask{number}")
+    with pytest.raises(TypeError, match="inputs must be paths"):
+        ndask.dedup_files([path, 5], str(tmp_path / "out"), client=client)
+
+
+def test_dedup_with_boundary_sigmas_0_is_the_dask_answer(client, corpus):
+    # neardup.dask decides every pair by its sketch: neardup.dedup(boundary_sigmas=0,
+    # all_pairs=True) gives its answer; the default decides pairs near the threshold by their
+    # exact Jaccard, and differs.
+    _, texts = corpus
+    records = [{"id": f"doc-{i}", "text": t} for i, t in enumerate(texts)]
+    by_dask = ndask.dedup(db.from_sequence(records, npartitions=4))
+    same = neardup.dedup(records, all_pairs=True, boundary_sigmas=0)
+    assert [(d.id, d.kept_id) for d in same.duplicates] == [
+        (a, b) for a, b, _ in by_dask.duplicates]
+    assert same.clusters == by_dask.clusters
+    default = neardup.dedup(records, all_pairs=True)
+    assert default.report["boundary_pairs"] > 0
+    assert [d.id for d in default.duplicates] != [d.id for d in same.duplicates]
+
+
+def test_fingerprinters_and_options_in_tasks(client):
+    # Task arguments are pickled: a Fingerprinter and MethodOptions travel by their options.
+    texts = make_documents(200, seed=9)
+    for fingerprinter in (neardup.Fingerprinter(), neardup.Fingerprinter("simhash", k=5)):
+        assert client.submit(fingerprinter.sketch, texts[0]).result() == \
+            fingerprinter.sketch(texts[0])
+        assert client.submit(fingerprinter.simhash_batch, texts).result().tolist() == \
+            fingerprinter.simhash_batch(texts).tolist()
+    options = neardup.MethodOptions(threshold=0.7, max_document_bytes=1000)
+    assert client.submit(lambda o: (o.settings, o.max_document_bytes), options).result() == \
+        (options.settings, 1000)
 
 
 def _free_port():

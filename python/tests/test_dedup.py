@@ -3,11 +3,13 @@ concurrent runs."""
 
 from __future__ import annotations
 
+import inspect
 import json
 import os
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Dict, List
 
+import numpy as np
 import pytest
 
 import neardup
@@ -204,6 +206,51 @@ def test_bad_records_and_options():
         neardup.dedup(["a"], treshold=0.5)
     with pytest.raises(ValueError, match="threads must be 0"):
         neardup.dedup(["a"], threads=5000)
+
+
+def test_null_ids_are_refused():
+    # A null id (None, NaN, pandas' NA) names no document: refused as the CLI refuses "id": null,
+    # for (id, text) tuples too (which used to keep None as the id) and NaN (kept as nan).
+    text = "the same words in both of these two documents"
+    cases = [
+        ([(None, text), ("b", text)], r"^records\[0\]: the id is null, expected a string"),
+        ([{"id": "a", "text": text}, {"id": None, "text": text}],
+         r"^records\[1\]: id field 'id' is null, expected a string or number$"),
+        ([{"id": float("nan"), "text": text}],
+         r"^records\[0\]: id field 'id' is null \(nan\), expected a string or number$"),
+        ([(np.float64("nan"), text)], r"^records\[0\]: the id is null \(nan\)"),
+    ]
+    for records, message in cases:
+        with pytest.raises(neardup.InvalidArgumentError, match=message):
+            neardup.dedup(records)
+    skipped = neardup.dedup([("a", text), (None, text), {"id": float("nan"), "text": text},
+                             ("d", text)], on_error="skip")
+    assert skipped.kept == ["a"] and [d.id for d in skipped.duplicates] == ["d"]
+    assert skipped.report["skipped"] == 2 and skipped.report["documents"] == 4
+    assert skipped.report["first_errors"] == [
+        "records[1]: the id is null, expected a string or number",
+        "records[2]: id field 'id' is null (nan), expected a string or number"]
+    # Numbers are ids (the CLI keeps them as written); a dict without an id is named by position.
+    assert neardup.dedup([(1.5, text), {"text": text}]).duplicates[0][:2] == (2, 1.5)
+
+
+def test_boundary_sigmas(corpus):
+    # --boundary-sigmas: the library's default (3) decides pairs near the threshold by their
+    # exact Jaccard; 0 leaves them to the sketch. neardup.dask's answer is boundary_sigmas=0 with
+    # all_pairs (test_dask.py compares the two).
+    assert inspect.signature(neardup.dedup).parameters["boundary_sigmas"].default == 3
+    default = neardup.dedup(corpus, threshold=0.6)
+    assert default.report["boundary_pairs"] > 0
+    assert neardup.dedup(corpus, threshold=0.6, boundary_sigmas=3).duplicates == \
+        default.duplicates
+    by_sketch = neardup.dedup(corpus, threshold=0.6, boundary_sigmas=0)
+    assert by_sketch.report["boundary_pairs"] == 0
+    assert by_sketch.duplicates != default.duplicates
+    for bad in (-1, 11, float("nan")):
+        with pytest.raises(neardup.InvalidArgumentError, match="boundary"):
+            neardup.dedup(corpus[:10], boundary_sigmas=bad)
+    with pytest.raises(TypeError, match="boundary_sigmas must be a number"):
+        neardup.dedup(corpus[:10], boundary_sigmas="3")
 
 
 def test_empty_documents_and_repeated_ids():

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import copy
 import json
+import pickle
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -268,6 +270,12 @@ def test_invalid_utf8_rejected_with_its_offset():
         ({"method": "simhash", "k": 9}, "k"),
         ({"max_document_bytes": -1}, "max_document_bytes must be >= 0"),
         ({"mode": "keywords", "language": "en"}, "keywords"),
+        # Ints too large for the library: a message naming the keyword, not pybind11's list of
+        # signatures.
+        ({"method": "simhash", "k": 10**30}, "^k is out of range: 10{30}$"),
+        ({"shingle_size": 2**31}, "^shingle_size is out of range"),
+        ({"keyword_count": -(10**20)}, "^keyword_count is out of range"),
+        ({"max_document_bytes": 2**64}, "^max_document_bytes is out of range"),
     ],
 )
 def test_bad_options_are_named(keywords, message):
@@ -286,6 +294,51 @@ def test_missing_files_and_limits(tmp_path):
         small.simhash_batch(["short", "a text longer than ten bytes"])
     with pytest.raises(ValueError, match="threads must be 0"):
         small.simhash_batch([], threads=-1)
+    with pytest.raises(ValueError, match="threads must be 0 .* not 10{30}$"):
+        small.sketch_batch(["text"], threads=10**30)
+
+
+# --------------------------------------------------------------------------------------------------
+# Pickling (Dask tasks take their arguments pickled; test_dask.py runs one)
+
+
+def test_pickled_and_copied_fingerprinters_sign_alike(english, tmp_path):
+    stop_words = tmp_path / "stop.txt"
+    stop_words.write_text("click\nselect\nchoose\ndialog\nfile\ntext\nlibreoffice\n",
+                          encoding="utf-8")
+    fingerprinters = [
+        neardup.Fingerprinter(),
+        neardup.Fingerprinter(threshold=0.6, max_document_bytes=1 << 20, invalid_utf8="reject"),
+        neardup.Fingerprinter("simhash", k=5, shingle_size=2, normalize=False),
+        neardup.Fingerprinter.from_options(neardup.MethodOptions.from_settings(
+            "method=accurate threshold=0.7 bands=16x5")),
+        # A custom keyword model: loaded again from its files where it is unpickled.
+        neardup.Fingerprinter("simhash", mode="keywords", stop_words=stop_words),
+    ]
+    texts = english[:300]
+    for fingerprinter in fingerprinters:
+        expected = fingerprinter.sketch_batch(texts)
+        copies = [pickle.loads(pickle.dumps(fingerprinter, protocol))
+                  for protocol in range(2, pickle.HIGHEST_PROTOCOL + 1)]
+        copies += [copy.copy(fingerprinter), copy.deepcopy(fingerprinter)]
+        for other in copies:
+            assert type(other) is neardup.Fingerprinter and other is not fingerprinter
+            assert other.settings == fingerprinter.settings
+            for name in ("invalid_utf8", "max_document_bytes", "bands", "rows", "threshold"):
+                assert getattr(other.options, name) == getattr(fingerprinter.options, name)
+            got = other.sketch_batch(texts)
+            for field in expected._fields:
+                assert np.array_equal(getattr(got, field), getattr(expected, field)), field
+            assert other.sketch(texts[0]) == fingerprinter.sketch(texts[0])
+    # The custom model matters (so its copy was loaded from the same files).
+    assert not np.array_equal(fingerprinters[4].simhash_batch(texts),
+                              neardup.Fingerprinter("simhash", mode="keywords").simhash_batch(texts))
+    # MethodOptions and the extension's Signer pickle too.
+    options = fingerprinters[1].options
+    for other in (pickle.loads(pickle.dumps(options)), copy.deepcopy(options)):
+        assert repr(other) == repr(options) and other.max_document_bytes == 1 << 20
+    signer = pickle.loads(pickle.dumps(fingerprinters[2]._signer))
+    assert signer.simhash(texts[0]) == fingerprinters[2].simhash(texts[0])
 
 
 # --------------------------------------------------------------------------------------------------

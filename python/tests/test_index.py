@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import copy
 import os
+import pickle
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from typing import Dict, List, Set, Tuple
@@ -159,6 +161,26 @@ def test_save_and_load(corpus, tmp_path):
         loaded.insert("new", "a brand new document for the loaded index to hold")
         loaded.remove("doc8")
         assert len(loaded) == 999
+
+
+def test_an_index_says_how_to_move_it_instead_of_pickling(corpus, tmp_path):
+    # A copy of an index would not share the documents inserted later: pickling and copying are
+    # refused with what to do instead (the error used to name the extension's class only).
+    index = neardup.Index(threshold=0.7)
+    index.insert_many([f"doc{i}" for i in range(100)], corpus[:100])
+    for move in (pickle.dumps, copy.copy, copy.deepcopy):
+        with pytest.raises(TypeError, match=r"cannot be pickled.*save\(\).*Index.load\(\)"):
+            move(index)
+    # What it says works: the file, and the method's options, which pickle.
+    index.save(tmp_path / "a.idx")
+    other = neardup.Index.load(tmp_path / "a.idx")
+    assert other.query_many(corpus[:120]) == index.query_many(corpus[:120])
+    fingerprinter = pickle.loads(pickle.dumps(index.fingerprinter()))
+    options = pickle.loads(pickle.dumps(index.options))
+    assert neardup.Index.from_options(options).settings == index.settings
+    assert fingerprinter.sketch(corpus[0]) == index.get("doc0")
+    with pytest.raises(ValueError, match="expected_documents is out of range"):
+        neardup.Index(expected_documents=2**64)
 
 
 def test_load_errors(tmp_path, corpus, run_cli):

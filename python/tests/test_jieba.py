@@ -237,6 +237,20 @@ def test_extract_tags_synthetic(synthetic):
     assert neardup.extract_tags is analyse.extract_tags
 
 
+def test_any_top_k_and_any_frequency_key_as_jieba(docs):
+    # A topK beyond any count is all the keywords (it overflowed a size_t); get_FREQ is jieba's
+    # FREQ.get, which gives the default for any key that is not a word.
+    for top in (10**20, 2**64, 2**63):
+        assert neardup.extract_tags(docs[0], topK=top) == jieba.analyse.extract_tags(
+            docs[0], topK=top)
+    for key in (None, 5, b"\xe4\xb8\xad\xe6\x96\x87", ("中文",)):
+        assert neardup.get_FREQ(key) == jieba.get_FREQ(key) is None
+        assert neardup.get_FREQ(key, -1) == jieba.get_FREQ(key, -1) == -1
+    with pytest.raises(TypeError):
+        neardup.get_FREQ(["中文"])  # unhashable, as dict.get
+    assert neardup.get_FREQ("中文") == jieba.get_FREQ("中文") > 0
+
+
 def test_allow_pos_is_not_implemented():
     with pytest.raises(NotImplementedError, match="allowPOS"):
         neardup.extract_tags("我来到北京清华大学", allowPOS=("ns", "n"))
@@ -284,6 +298,41 @@ def test_module_set_idf_path(docs, idf_file, private_cache):
         jieba.analyse.set_idf_path(default_idf)
     assert analyse.extract_tags(docs[0], withWeight=True) == jieba.analyse.extract_tags(
         docs[0], withWeight=True)
+
+
+def test_bad_idf_and_stop_words_files_are_refused_when_set(docs, tmp_path, private_cache):
+    # As jieba, the files are read when set: a bad one raises then and changes nothing. (It used
+    # to be taken, and every extract_tags after it failed, for good.)
+    bad = tmp_path / "bad.txt"
+    bad.write_bytes(b"\xff\xfe bad\n")
+    bad_idf = tmp_path / "bad_idf.txt"
+    bad_idf.write_text("单元格 12.5\n对话框 not-a-number\n", encoding="utf-8")
+    missing = tmp_path / "missing.txt"
+    good = tmp_path / "stop.txt"
+    good.write_text("单元格\n", encoding="utf-8")
+    tfidf = analyse.TFIDF()
+    expected = tfidf.extract_tags(docs[0], withWeight=True)
+    for set_file in (tfidf.set_stop_words, tfidf.set_idf_path, analyse.set_stop_words,
+                     analyse.set_idf_path):
+        with pytest.raises(neardup.InvalidArgumentError, match="bad.txt:1") as error:
+            set_file(bad)
+        assert isinstance(error.value, ValueError)
+        with pytest.raises(neardup.NotFoundError, match="missing.txt"):
+            set_file(missing)
+    with pytest.raises(neardup.InvalidArgumentError, match="bad_idf.txt:2"):
+        tfidf.set_idf_path(bad_idf)
+    with pytest.raises(neardup.InvalidArgumentError, match="bad.txt:1"):
+        analyse.TFIDF(bad)
+    assert tfidf.extract_tags(docs[0], withWeight=True) == expected
+    assert analyse.extract_tags(docs[0], withWeight=True) == jieba.analyse.extract_tags(
+        docs[0], withWeight=True)
+    # A good file after them is taken, alone.
+    tfidf.set_stop_words(good)
+    expected_tfidf = jieba.analyse.TFIDF()
+    expected_tfidf.set_stop_words(str(good))
+    for doc in docs[:30]:
+        assert tfidf.extract_tags(doc, withWeight=True) == expected_tfidf.extract_tags(
+            doc, withWeight=True)
 
 
 def test_stop_words(docs, tmp_path):
@@ -417,6 +466,64 @@ def test_dictionary_errors_change_nothing(tmp_path):
         tokenizer.load_userdict(io.BytesIO(b"word 99999999999999999999\n"))
     assert tokenizer.get_FREQ("好词") is None
     assert tokenizer.total == neardup.dt.total
+
+
+def test_words_no_dictionary_can_hold_are_refused(lines, force_split_restored):
+    # A lone surrogate cannot be written in UTF-8, the dictionary's encoding: add_word (and what
+    # calls it) refuses it, leaving the Tokenizer as it was. (It used to be taken, and every cut
+    # after it failed.) jieba takes it, but never cuts it out: it is a character of no word.
+    tokenizer, expected = neardup.Tokenizer(), jieba.Tokenizer()
+    tokenizer.add_word("石墨烯")
+    expected.add_word("石墨烯")
+    calls = [lambda: tokenizer.add_word("\ud800"),
+             lambda: tokenizer.add_word("好\udcff词", 5, "n"),
+             lambda: tokenizer.add_word("好\udcff词".encode("utf-8", "surrogatepass")),  # GBK
+             lambda: tokenizer.del_word("\ud800"),
+             lambda: tokenizer.suggest_freq("中\ud800", True),
+             lambda: tokenizer.suggest_freq(("中", "\ud800"), True),
+             lambda: tokenizer.load_userdict(io.StringIO("好词 5\n坏\ud800词 3 n\n"))]
+    for number, call in enumerate(calls):
+        if number == 2:
+            # bytes that are not UTF-8 are decoded as GBK, as jieba does: a word without a
+            # surrogate, taken.
+            call()
+            expected.add_word("好\udcff词".encode("utf-8", "surrogatepass"))
+            continue
+        with pytest.raises(neardup.InvalidArgumentError, match="lone surrogate") as error:
+            call()
+        assert isinstance(error.value, ValueError)
+    assert tokenizer.get_FREQ("好词") is None and tokenizer.user_word_tag_tab == {}
+    assert_tokenizers_same(tokenizer, expected, lines[:200] + ["石墨烯是新材料", "中\ud800文"])
+    tokenizer.del_word("石墨烯")
+    expected.del_word("石墨烯")
+    assert_tokenizers_same(tokenizer, expected, ["石墨烯是新材料"])
+
+
+def test_user_word_tags(tmp_path, force_split_restored):
+    # jieba keeps the tags of user words (add_word's, load_userdict's lines') in
+    # user_word_tag_tab, and the default Tokenizer's at module level.
+    assert neardup.user_word_tag_tab is neardup.dt.user_word_tag_tab
+    assert "user_word_tag_tab" in neardup.__all__
+    data = USER_DICT.read_bytes() + "\n带空格 7 x\n文本行 n\n".encode()
+    path = tmp_path / "userdict.txt"
+    path.write_bytes(data)
+    for make in (lambda: path, lambda: str(path), lambda: io.BytesIO(data),
+                 lambda: io.StringIO(data.decode("utf-8"))):
+        tokenizer, expected = neardup.Tokenizer(), jieba.Tokenizer()
+        tokenizer.load_userdict(make())
+        expected.load_userdict(str(path) if isinstance(make(), pathlib.Path) else make())
+        assert tokenizer.user_word_tag_tab == expected.user_word_tag_tab
+        assert tokenizer.user_word_tag_tab["李小福"] == "nr"
+        assert tokenizer.user_word_tag_tab["文本行"] == "n"
+        tokenizer.add_word("石墨烯", 5, "nz")
+        tokenizer.add_word("李小福", 3)  # no tag: the one it had stays, as in jieba
+        assert tokenizer.user_word_tag_tab["石墨烯"] == "nz"
+        assert tokenizer.user_word_tag_tab["李小福"] == "nr"
+    # A file refused adds no tag.
+    tokenizer = neardup.Tokenizer()
+    with pytest.raises(neardup.InvalidArgumentError):
+        tokenizer.load_userdict(io.BytesIO("好词 5 n\n".encode() + b"\xff\xfe 3\n"))
+    assert tokenizer.user_word_tag_tab == {}
 
 
 def test_custom_dictionary(tmp_path, lines, private_cache):

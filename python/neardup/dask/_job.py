@@ -31,13 +31,14 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import os
 import pickle
 import shutil
 import sys
 import time
 import uuid
-from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
@@ -48,7 +49,9 @@ if TYPE_CHECKING:  # imported where used: a job over files needs neither (0.3 s 
     import pandas as pd
 
 from .. import _neardup
+from .._core import _null
 
+PathLike = Union[str, bytes, "os.PathLike[str]"]
 LOCAL_BITS = 32
 LOCAL_MASK = (1 << LOCAL_BITS) - 1
 KEEP_RULES = ("first", "last", "longest", "shortest", "priority")
@@ -243,16 +246,34 @@ def _sign_records(signer: Any, records: List[Any], text_field: str, id_field: st
     texts: List[Any] = []
     ids: List[Any] = []
     priorities: List[Any] = []
-    for record in records:
-        text, record_id, priority = _record_fields(record, text_field, id_field, priority_field)
+    refused: Dict[int, str] = {}  # record (in the partition) -> why it is a bad record
+    for i, record in enumerate(records):
+        try:
+            text, record_id, priority = _record_fields(record, text_field, id_field,
+                                                       priority_field)
+        except _Refused as refusal:
+            refused[i] = str(refusal)
+            text, record_id, priority = None, None, None
         texts.append(text)
         ids.append(record_id)
         priorities.append(priority)
-    return signer.sign_texts(texts, ids, priorities)
+    part = signer.sign_texts(texts, ids, priorities)
+    if refused:
+        # The extension calls a record without text "no text (None)": say why instead.
+        part["bad"] = [(local, refused.get(int(local), message)) for local, message in part["bad"]]
+    return part
+
+
+class _Refused(Exception):
+    """A bad record: counted and left out under on_error='skip', the job's error otherwise (with
+    the record's number)."""
 
 
 def _record_fields(record: Any, text_field: str, id_field: str,
                    priority_field: str) -> Tuple[Any, Any, Any]:
+    """(text, id or None, priority or None) of a record; _Refused for a bad one: no text (None,
+    NaN or pandas' NA, as a DataFrame holds missing values), or an id that is null (None, NaN, NA)
+    or a boolean, which ``neardup.dedup`` and ``neardup dedup`` refuse too."""
     if isinstance(record, (str, bytes)):
         return record, None, None
     if isinstance(record, dict):
@@ -260,14 +281,40 @@ def _record_fields(record: Any, text_field: str, id_field: str,
         if priority is not None and not isinstance(priority, (int, float)):
             priority = None
         if text_field not in record:
-            raise _neardup.InvalidArgumentError(
-                f"a record has no text field {text_field!r}: {sorted(record)[:10]}")
-        return record[text_field], record.get(id_field) if id_field else None, priority
+            raise _Refused(f"no text field '{text_field}'")
+        record_id = None
+        if id_field and id_field in record:
+            record_id = record[id_field]
+            null = _null(record_id)
+            if null is not None or isinstance(record_id, (bool, np.bool_)):
+                raise _Refused(f"id field '{id_field}' is {null or 'a boolean'}, expected a "
+                               "string or number")
+        return _text_of(record[text_field]), record_id, priority
     if isinstance(record, (tuple, list)) and len(record) == 2:
-        return record[1], record[0], None
+        null = _null(record[0])
+        if null is not None:
+            raise _Refused(f"the id of an (id, text) pair is {null}, expected a string or number")
+        return _text_of(record[1]), record[0], None
     raise TypeError(
         "records must be str, bytes, dicts with a text field or (id, text) pairs; got "
         + type(record).__name__)
+
+
+def _text_of(text: Any) -> Any:
+    """The text of a record; _Refused when it is missing (None, NaN, NA)."""
+    if isinstance(text, (str, bytes)):
+        return text
+    if _null(text) is not None:
+        raise _Refused(f"no text ({text})")
+    return text  # the extension names what is not text
+
+
+def _integral_ids(values: List[Any]) -> List[Any]:
+    """The ids of a float column as ints when every one that is not NaN is integral: a column of
+    int ids with a missing one is float in pandas, and its ids are the ints (1, not 1.0)."""
+    if all(math.isnan(v) or v.is_integer() for v in values):
+        return [v if math.isnan(v) else int(v) for v in values]
+    return values
 
 
 def _frame_records(frame: pd.DataFrame, text_field: str, id_field: str,
@@ -277,7 +324,9 @@ def _frame_records(frame: pd.DataFrame, text_field: str, id_field: str,
             f"the dataframe has no text column {text_field!r}: {list(frame.columns)[:10]}")
     columns = {text_field: frame[text_field].tolist()}
     if id_field and id_field in frame.columns:
-        columns[id_field] = frame[id_field].tolist()
+        ids = frame[id_field]
+        columns[id_field] = (_integral_ids(ids.tolist()) if ids.dtype.kind == "f" else
+                             ids.tolist())
     if priority_field and priority_field in frame.columns:
         import pandas as pd
         columns[priority_field] = [None if pd.isna(v) else float(v)
@@ -733,8 +782,46 @@ def _report(options: Options, signer: Any, summaries: List[Dict[str, Any]], deci
     }
 
 
-def dedup_files(inputs: Sequence[str], output_dir: str, *, client: Any = None,
-                **options: Any) -> Dict[str, Any]:
+def _options(function: str, options: Dict[str, Any]) -> Options:
+    """The job's Options from a function's keywords: TypeError naming a keyword the function does
+    not take, InvalidArgumentError for a method other than the accurate one (the only one with band
+    keys to shuffle) or a bad value."""
+    method = options.pop("method", "accurate")
+    if method != "accurate":
+        raise _neardup.InvalidArgumentError(
+            f"neardup.dask runs the accurate method only (band keys are what it shuffles); got "
+            f"method={method!r}: use neardup.dedup or `neardup dedup --method {method}` on one "
+            "machine")
+    names = {f.name for f in dataclasses.fields(Options)}
+    for name in options:
+        if name not in names:
+            raise TypeError(f"{function}() got an unexpected keyword argument {name!r} (its "
+                            f"options: method, {', '.join(sorted(names))})")
+    opts = Options(**options)
+    opts.check()
+    return opts
+
+
+def _input_list(inputs: Any) -> List[str]:
+    """The inputs as a list of names: a single path (str, bytes or os.PathLike) is a list of one."""
+    if isinstance(inputs, (str, bytes, os.PathLike)):
+        inputs = [inputs]
+    try:
+        items = list(inputs)
+    except TypeError:
+        raise TypeError("inputs must be a path or a list of paths, not "
+                        + type(inputs).__name__) from None
+    names = []
+    for item in items:
+        if not isinstance(item, (str, bytes, os.PathLike)):
+            raise TypeError("inputs must be paths (str or os.PathLike), not "
+                            + type(item).__name__)
+        names.append(os.fsdecode(os.fspath(item)))
+    return names
+
+
+def dedup_files(inputs: Union[PathLike, Sequence[PathLike]], output_dir: PathLike, *,
+                client: Any = None, **options: Any) -> Dict[str, Any]:
     """Deduplicates files on the cluster of ``client`` (default: dask's current one) and writes
     ``output_dir``: ``kept/part-NNNNN.jsonl`` (or ``.txt`` for plain-text inputs), the kept lines
     of each partition byte for byte, in input order; ``dups.tsv``; ``clusters.jsonl``;
@@ -743,13 +830,14 @@ def dedup_files(inputs: Sequence[str], output_dir: str, *, client: Any = None,
 
     The inputs are read by the workers by name: they must see the same files (a shared file
     system). The outputs are written to a folder beside ``output_dir`` and renamed to it when the
-    job succeeded; ``output_dir`` must not exist or be empty. Returns the report.
+    job succeeded; ``output_dir`` must not exist or be empty. ``inputs``: a list of files and
+    folders, or one. Returns the report.
     """
-    opts = Options(**options)
-    opts.check()
+    opts = _options("dedup_files", options)
+    inputs = _input_list(inputs)
     started = time.monotonic()
     # A symbolic link to a folder is followed: the folder is written, the link stays.
-    output_dir = os.path.realpath(output_dir)
+    output_dir = os.path.realpath(os.fspath(output_dir))
     if os.path.isdir(output_dir) and os.listdir(output_dir):
         raise _neardup.FailedPreconditionError(
             f"{output_dir}: the output folder exists and is not empty")
@@ -861,14 +949,16 @@ def dedup(collection: Any, *, client: Any = None, **options: Any) -> DaskDedupRe
 
     Documents are named by their id (a dict's or row's ``id_field``, a pair's first item), else
     by their 1-based position in the collection, as ``neardup dedup`` names the lines of one
-    plain-text file. The decisions are ``neardup dedup``'s on the same documents. The collection is
+    plain-text file. A record without text (None, NaN, pandas' NA), with a null (None, NaN, NA) or
+    boolean id, or a dict without ``text_field`` is a bad record: the job fails naming its number
+    (``on_error="fail"``) or leaves it out (``"skip"``). The decisions are ``neardup dedup
+    --all-pairs --boundary-sigmas 0``'s on the same documents. The collection is
     computed twice (signing, then ``kept``): persist it first when that is costly. ``client``: the
     distributed Client to run on (default: dask's current scheduler).
     """
     import dask.bag as db
     import dask.dataframe as dd
-    opts = Options(**options)
-    opts.check()
+    opts = _options("dedup", options)
     started = time.monotonic()
     signer = opts.signer()
     priority_field = opts.priority_field if opts.keep == "priority" else ""
