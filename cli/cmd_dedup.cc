@@ -168,8 +168,8 @@ void PrintSummary(const DedupReport& r, const DedupFlags& flags) {
     line(buffer);
   }
   if (r.skipped) {
-    std::snprintf(buffer, sizeof(buffer), "skipped     %llu bad documents, first: %s",
-                  static_cast<unsigned long long>(r.skipped),
+    std::snprintf(buffer, sizeof(buffer), "skipped     %llu bad document%s, first: %s",
+                  static_cast<unsigned long long>(r.skipped), r.skipped == 1 ? "" : "s",
                   r.first_errors.empty() ? "" : r.first_errors[0].c_str());
     line(buffer);
   }
@@ -365,7 +365,10 @@ void AddDedupCommand(CLI::App* app, int* exit_code) {
   command->add_option(
       "-o,--output", flags->kept,
       "KEPT: the kept documents' lines, in input order ('-': standard output, one output at most)");
-  command->add_option("--dups", flags->dups, "DUPS.tsv: dup_id<TAB>kept_id<TAB>score");
+  command->add_option("--dups", flags->dups,
+                      "DUPS.tsv: dup_id<TAB>kept_id<TAB>score, the similarity of the duplicate "
+                      "to the document kept for its cluster (which it may reach through others: "
+                      "then below the threshold)");
   command->add_option("--clusters", flags->clusters,
                       "CLUSTERS.jsonl: one cluster of 2+ documents a line");
   command->add_option("--pairs", flags->pairs,

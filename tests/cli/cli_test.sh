@@ -285,7 +285,7 @@ if run dedup-bad 1 "$T/empty" -- "$ND" dedup "$T/bad-dedup.jsonl" -o "$T/never.j
   [[ -z "$(ls "$T" | grep -F '.tmp-')" ]] && ok || fail dedup-bad "a temporary file was left behind"
 fi
 if run dedup-skip 0 "$T/empty" -- "$ND" dedup "$T/bad-dedup.jsonl" -o "$T/skip.jsonl" --on-error skip; then
-  expect dedup-skip "$T/err" "skipped     1 bad documents, first: $T/bad-dedup.jsonl:2: malformed JSON"
+  expect dedup-skip "$T/err" "skipped     1 bad document, first: $T/bad-dedup.jsonl:2: malformed JSON"
   [[ $(wc -l <"$T/skip.jsonl") -eq 1 ]] && ok || fail dedup-skip "expected one kept line"
 fi
 if run dedup-missing 1 "$T/empty" -- "$ND" dedup "$T/nope" -o "$T/x"; then
