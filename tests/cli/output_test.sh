@@ -220,25 +220,24 @@ check spill-failure "spill files were left" only "$S"
 "$ND" dedup "$T/long.txt" --dups "$T/spill-dups.tsv" --tmp-dir "$T/no-such-dir" --quiet >"$T/out" 2>"$T/err"
 status spill-no-dir 1 $?
 same spill-no-dir "$T/err" "neardup dedup: cannot create a temporary folder in $T/no-such-dir: No such file or directory (--tmp-dir chooses where)"
-# SIGINT once the signatures are being written.
-"$ND" dedup "$T/long.txt" --dups "$T/spill-dups.tsv" --tmp-dir "$S" --quiet >"$T/out" 2>"$T/err" &
-pid=$!
-for _ in $(seq 200); do compgen -G "$S/neardup-*/sketches" >/dev/null && break; sleep 0.05; done
-check spill-sigint "the spill files never appeared" compgen -G "$S/neardup-*/sketches"
-kill -INT $pid
-wait $pid
-status spill-sigint 130 $?
+# kill_spilling NAME SIGNAL: starts a job, sends it SIGNAL once its signatures are being written,
+# and checks that it ended with the shell's status for the signal.
+kill_spilling() {
+  "$ND" dedup "$T/long.txt" --dups "$T/spill-dups.tsv" --tmp-dir "$S" --quiet >"$T/out" 2>"$T/err" &
+  local pid=$!
+  for _ in $(seq 200); do compgen -G "$S/neardup-*/sketches" >/dev/null && break; sleep 0.05; done
+  check "$1" "the spill files never appeared" compgen -G "$S/neardup-*/sketches"
+  kill -s "$2" $pid
+  wait $pid
+  local got=$?
+  status "$1" $((128 + $(kill -l "$2"))) $got
+}
+kill_spilling spill-sigint INT
 check spill-sigint "spill files were left" only "$S"
 # kill -9 (the out-of-memory killer's signal) leaves the folder and the temporary --dups file: the
 # next job in the same place removes the folder first, and says so, and the next output to the same
 # target removes the file.
-"$ND" dedup "$T/long.txt" --dups "$T/spill-dups.tsv" --tmp-dir "$S" --quiet >"$T/out" 2>"$T/err" &
-pid=$!
-for _ in $(seq 200); do compgen -G "$S/neardup-*/sketches" >/dev/null && break; sleep 0.05; done
-check spill-kill "the spill files never appeared" compgen -G "$S/neardup-*/sketches"
-kill -KILL $pid
-wait $pid
-status spill-kill 137 $?
+kill_spilling spill-kill KILL
 left=$(compgen -G "$S/neardup-*")
 check spill-kill "no folder was left to remove" test -f "$left/sketches"
 check spill-kill "no temporary --dups file was left to remove" compgen -G "$T/spill-dups.tsv.tmp-*"
