@@ -103,7 +103,15 @@ int RunCompare(const CompareFlags& flags) {
   auto explained = Explain(**fingerprinter, text_a, text_b, flags.top);
   if (!explained.ok()) return ReportError("compare", explained.status());
   const Explanation& e = *explained;
-  const bool near = e.distance <= flags.k;
+  // A text without features (empty, symbols only) has nothing to compare: never a near-duplicate
+  // (as in dedup and serve), and its distance (0 between two such texts) is not shown.
+  const bool comparable = !e.a.empty && !e.b.empty;
+  const bool near = comparable && e.distance <= flags.k;
+  const std::string reason = std::string(e.a.empty && e.b.empty ? "neither text has"
+                                         : e.a.empty            ? "text A has no"
+                                                                : "text B has no") +
+                             " features (empty, or symbols only): a text without features is "
+                             "never a near-duplicate";
   Output output;
   std::string& out = output.buffer();
   if (flags.json) {
@@ -111,15 +119,22 @@ int RunCompare(const CompareFlags& flags) {
     AppendHex64(e.a.simhash, &out);
     out.append("\",\"b\":\"");
     AppendHex64(e.b.simhash, &out);
-    out.append("\",\"distance\":" + std::to_string(e.distance));
+    out.append("\",\"distance\":" + (comparable ? std::to_string(e.distance) : "null"));
     out.append(",\"k\":" + std::to_string(flags.k));
     out.append(near ? ",\"near_duplicate\":true" : ",\"near_duplicate\":false");
-    out.append(",\"differing_bits\":[");
-    for (size_t i = 0; i < e.differing_bits.size(); ++i) {
-      if (i) out.push_back(',');
-      out.append(std::to_string(e.differing_bits[i]));
+    out.append(comparable ? ",\"comparable\":true" : ",\"comparable\":false,\"reason\":");
+    if (!comparable) AppendJsonString(reason, &out);
+    if (comparable) {
+      out.append(",\"differing_bits\":[");
+      for (size_t i = 0; i < e.differing_bits.size(); ++i) {
+        if (i) out.push_back(',');
+        out.append(std::to_string(e.differing_bits[i]));
+      }
+      out.push_back(']');
+    } else {
+      out.append(",\"differing_bits\":null");
     }
-    out.append("],\"features_a\":" + std::to_string(e.a.feature_count));
+    out.append(",\"features_a\":" + std::to_string(e.a.feature_count));
     out.append(",\"features_b\":" + std::to_string(e.b.feature_count));
     out.append(",\"shared_distinct_features\":" + std::to_string(e.shared_features));
     out.append(",\"top_a\":");
@@ -141,12 +156,16 @@ int RunCompare(const CompareFlags& flags) {
   AppendHex64(e.b.simhash, &out);
   out.append("  (" + std::to_string(e.b.feature_count) + " features" +
              (e.b.empty ? ", empty" : "") + ")\n");
-  out.append("distance: " + std::to_string(e.distance) +
-             " of 64 bits: " + (near ? "near-duplicates" : "not near-duplicates") +
-             " at k=" + std::to_string(flags.k) + "\n");
-  out.append("differing bits:");
-  for (int bit : e.differing_bits) out.append(" " + std::to_string(bit));
-  out.append(e.differing_bits.empty() ? " none\n" : "\n");
+  if (comparable) {
+    out.append("distance: " + std::to_string(e.distance) +
+               " of 64 bits: " + (near ? "near-duplicates" : "not near-duplicates") +
+               " at k=" + std::to_string(flags.k) + "\n");
+    out.append("differing bits:");
+    for (int bit : e.differing_bits) out.append(" " + std::to_string(bit));
+    out.append(e.differing_bits.empty() ? " none\n" : "\n");
+  } else {
+    out.append("not comparable: " + reason + "\n");
+  }
   out.append("distinct features in both: " + std::to_string(e.shared_features) + "\n");
   AppendFeatureList("top features of A:", e.top_a, &out);
   AppendFeatureList("top features of B:", e.top_b, &out);
@@ -163,7 +182,9 @@ void AddCompareCommand(CLI::App* app, int* exit_code) {
   command->footer(
       "Prints both fingerprints, their Hamming distance, the differing bits and the features with "
       "the\n"
-      "largest weights on each side.\n"
+      "largest weights on each side. A text without features (empty, symbols only) is never a\n"
+      "near-duplicate: such a pair is \"not comparable\" (JSON: comparable false, a reason, no "
+      "distance).\n"
       "Example:\n"
       "  neardup compare a.txt b.txt\n"
       "  neardup compare --text 'the quick brown fox' --text 'the quick brown fox jumps' --json");

@@ -5,8 +5,10 @@
 // first, then the index is opened on a thread of its own while the server already answers
 // (/healthz: 503 "loading" until it is ready). Snapshots of an embedded store's index are taken in
 // the background (--snapshot-every) and at exit, so that a restart loads the last one (a Redis
-// index has none: its servers persist it). SIGINT and SIGTERM stop it: requests in flight are
-// answered, the store is closed (everything acknowledged is on disk, or in Redis), exit code 0.
+// index has none, nor a disk-resident store). SIGINT and SIGTERM stop it: requests being answered
+// are answered (those still arriving get a short grace), the store is closed (everything
+// acknowledged is on disk, or in Redis), exit code 0; a second signal closes the connections at
+// once.
 #include <pthread.h>
 
 #include <atomic>
@@ -92,9 +94,10 @@ Result<std::string> ReadToken(const std::string& path) {
   while (!token.empty() && (token.back() == '\n' || token.back() == '\r' || token.back() == ' ' ||
                             token.back() == '\t'))
     token.pop_back();
-  if (token.empty()) return UsageError(path + ": the token file is empty");
+  // A file that is there but unusable is an error of the input, as a missing one is (exit 1).
+  if (token.empty()) return Status::InvalidArgument(path + ": the token file is empty");
   if (token.find_first_of("\r\n") != std::string::npos)
-    return UsageError(path + ": the token must be one line");
+    return Status::InvalidArgument(path + ": the token must be one line");
   return token;
 }
 
@@ -117,8 +120,9 @@ Result<std::unique_ptr<IndexStore>> OpenRedisIndex(const std::string& location,
   if (!store.ok() && store.status().code() == Status::Code::kNotFound) {
     // A server that creates it meanwhile wins; Open then compares its settings with these.
     options.store.create_if_missing = true;
-    options.store.method =
-        WithMethodFlags(MethodOptions(), flags, method.value_or(DedupMethod::kAccurate));
+    const DedupMethod fresh = method.value_or(DedupMethod::kAccurate);
+    NEARDUP_RETURN_IF_ERROR(CheckFlagsApply(flags, fresh, "the new index " + location, false));
+    options.store.method = WithMethodFlags(MethodOptions(), flags, fresh);
     return IndexStore::Open(location, options);
   }
   if (!store.ok()) return store.status();
@@ -179,8 +183,15 @@ int RunServe(ServeFlags flags) {
   server::Service service(flags.service);
   server::HttpServer http(&service, flags.http);
   if (Status s = http.Bind(); !s.ok()) return ReportError("serve", s);
-  std::fprintf(stderr, "neardup serve: listening on http://%s:%d/ (opening %s)\n",
-               flags.http.host.c_str(), http.port(), location.c_str());
+  // An IPv6 address is written in brackets in a URL (RFC 3986): http://[::1]:8080/.
+  const bool ipv6 = flags.http.host.find(':') != std::string::npos;
+  std::fprintf(stderr, "neardup serve: listening on http://%s%s%s:%d/ (opening %s)\n",
+               ipv6 ? "[" : "", flags.http.host.c_str(), ipv6 ? "]" : "", http.port(),
+               location.c_str());
+  // Whether snapshots are taken: not for a Redis index, nor a disk-resident store (its index is
+  // the database itself: nothing in memory to snapshot).
+  std::atomic<bool> snapshots{snapshot_every > 0};
+  int load_exit_code = kExitBadInput;  // when the store cannot be opened
 
   std::thread loader([&] {
     const auto start = std::chrono::steady_clock::now();
@@ -192,15 +203,28 @@ int RunServe(ServeFlags flags) {
     };
     auto store = open();
     if (!store.ok()) {
-      ReportError("serve", store.status());
+      load_exit_code = ReportError("serve", store.status());
       service.SetLoadError(store.status().message());
       http.Stop();
       return;
     }
-    const uint64_t documents = (*store)->Stats().index.documents;
+    const StoreStats stats = (*store)->Stats();
+    if (stats.disk_resident && snapshots.exchange(false)) {
+      std::fprintf(stderr,
+                   "neardup serve: %s is disk-resident (its index is the database): no snapshots "
+                   "(--snapshot-every does not apply)\n",
+                   location.c_str());
+    }
+    // A snapshot found and not used: /healthz says so too, but the operator reads it here first.
+    if (!stats.snapshot_skipped.empty()) {
+      std::fprintf(stderr,
+                   "neardup serve: snapshot not used (the index was rebuilt from the records): "
+                   "%s\n",
+                   stats.snapshot_skipped.c_str());
+    }
     service.SetStore(std::move(*store));
     std::fprintf(stderr, "neardup serve: ready: %llu documents, opened in %.1f s\n",
-                 static_cast<unsigned long long>(documents),
+                 static_cast<unsigned long long>(stats.index.documents),
                  std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
   });
   // Snapshots every snapshot_every seconds (none when nothing was written since the last).
@@ -214,27 +238,38 @@ int RunServe(ServeFlags flags) {
       if (snapshot_wake.wait_for(lock, std::chrono::seconds(snapshot_every),
                                  [&] { return snapshot_end; }))
         return;
-      if (!service.ready()) continue;
+      if (!service.ready() || !snapshots.load()) continue;
       lock.unlock();
       TakeSnapshot(&service, "periodic");
       lock.lock();
     }
   });
+  // The first signal stops the server gracefully (HttpServer::Stop); a second one closes every
+  // connection at once (HttpServer::Abort) and skips the snapshot at exit. Either way the store is
+  // closed before the process ends, so nothing acknowledged is lost.
   std::atomic<bool> ending{false};
+  std::atomic<bool> at_once{false};
   std::thread stopper([&] {
-    int signal = 0;
-    sigwait(&signals, &signal);
-    if (ending.load()) return;  // woken to end (below)
-    std::fprintf(stderr, "neardup serve: %s: finishing the requests in flight\n",
-                 strsignal(signal));
-    http.Stop();
+    for (int received = 0;; ++received) {
+      int signal = 0;
+      sigwait(&signals, &signal);
+      if (ending.load()) return;  // woken to end (below)
+      if (received == 0) {
+        std::fprintf(stderr,
+                     "neardup serve: %s: finishing the requests in flight (a second signal "
+                     "stops at once)\n",
+                     strsignal(signal));
+        http.Stop();
+      } else if (!at_once.exchange(true)) {
+        std::fprintf(stderr,
+                     "neardup serve: %s again: closing every connection now, then the store\n",
+                     strsignal(signal));
+        http.Abort();
+      }
+    }
   });
   const Status ran = http.Run();
   loader.join();
-  // The stopper waits for a signal: send it one of its own if the server ended another way.
-  ending = true;
-  pthread_kill(stopper.native_handle(), SIGHUP);
-  stopper.join();
   {
     std::lock_guard lock(snapshot_mutex);
     snapshot_end = true;
@@ -244,11 +279,15 @@ int RunServe(ServeFlags flags) {
   const bool loaded = service.ready();
   // A snapshot of what was written since the last one: the next start loads it instead of
   // rebuilding the index.
-  if (loaded && snapshot_every > 0) TakeSnapshot(&service, "at exit");
+  if (loaded && snapshots.load() && !at_once.load()) TakeSnapshot(&service, "at exit");
   std::unique_ptr<IndexStore> store = service.TakeStore();
   store.reset();  // closes the database (or the Redis connections): everything acknowledged is kept
+  // The stopper waits for a signal: send it one of its own (it takes a second signal until here).
+  ending = true;
+  pthread_kill(stopper.native_handle(), SIGHUP);
+  stopper.join();
   if (!ran.ok()) return ReportError("serve", ran);
-  if (!loaded) return kExitBadInput;  // the store could not be opened (reported above)
+  if (!loaded) return load_exit_code;  // the store could not be opened (reported above)
   std::fprintf(stderr, "neardup serve: stopped\n");
   return kExitSuccess;
 }
@@ -275,8 +314,9 @@ void AddServeCommand(CLI::App* app, int* exit_code) {
       "apply to the embedded store only: a Redis index has no snapshots (its servers persist it).\n"
       "Unreachable Redis nodes are retried for 3 times --redis-timeout (a failover) before a\n"
       "request fails with 503, or the start with exit code 1.\n"
-      "SIGINT/SIGTERM: the requests in flight are answered, a snapshot written (embedded store),\n"
-      "the store closed, exit code 0.\n"
+      "SIGINT/SIGTERM: the requests being answered are answered (those still being received get\n"
+      "2 s to arrive), a snapshot written (embedded store), the store closed, exit code 0; a\n"
+      "second signal closes every connection at once and skips the snapshot.\n"
       "Examples:\n"
       "  neardup serve --data posts.store --listen 127.0.0.1:8080\n"
       "  neardup serve --store redis-cluster://10.0.0.1:7000,10.0.0.2:7000/posts \\\n"

@@ -56,6 +56,48 @@ Result<StoreFlags> WithInputFormat(StoreFlags flags, const char* command) {
   return flags;
 }
 
+// Whether a line holds nothing but spaces, tabs and a carriage return.
+bool IsBlank(std::string_view line) { return line.find_first_not_of(" \t\r") == std::string::npos; }
+
+// Calls on_document(id, text) for every document of the inputs, as ForEachWholeDocument does, but
+// reads JSON Lines itself, by the rules of the HTTP API (POST /v1/batch): blank lines are skipped
+// (as `index remove --jsonl` skips them), and a line that is not valid UTF-8 is refused (file:line)
+// rather than stored with its bytes replaced. Ids may still be numbers, kept as written (`{"id":5}`
+// is the id "5"), as in every command that reads JSON Lines: the HTTP API takes strings only.
+Status ForEachStoreDocument(
+    const InputFlags& flags,
+    const std::function<Status(std::string_view, std::string_view)>& on_document) {
+  if (!flags.jsonl) return ForEachWholeDocument(flags, 0, on_document);
+  const std::vector<std::string> files =
+      flags.files.empty() ? std::vector<std::string>{"-"} : flags.files;
+  JsonlParser parser(flags.id_field, flags.text_field);
+  parser.set_replace_invalid_utf8(false);
+  JsonlParser::Fields fields;
+  std::string line;
+  for (const std::string& path : files) {
+    auto reader = LineReader::Open(path);
+    if (!reader.ok()) return reader.status();
+    // Documents without an id field are named by their line, "path:line" with several inputs.
+    const std::string line_prefix = files.size() > 1 ? path + ":" : "";
+    while (true) {
+      auto more = (*reader)->ReadLine(&line, flags.max_line_bytes);
+      if (!more.ok()) return InputError(more.status(), path, (*reader)->line_number());
+      if (!*more) break;
+      std::string_view json = line;
+      if ((*reader)->line_number() == 1) json = StripByteOrderMark(json);
+      if (IsBlank(json)) continue;
+      Status status = parser.Parse(json, &fields);
+      if (status.ok()) {
+        status = on_document(
+            fields.has_id ? fields.id : line_prefix + std::to_string((*reader)->line_number()),
+            fields.text);
+      }
+      if (!status.ok()) return InputError(status, path, (*reader)->line_number());
+    }
+  }
+  return Status::OK();
+}
+
 std::string DocumentId(const StoreFlags& flags, std::string_view id) {
   return flags.input.jsonl ? std::string(id) : flags.id_prefix + std::string(id);
 }
@@ -95,8 +137,8 @@ int RunAdd(const std::string& dir, const StoreFlags& flags) {
     pending.clear();
     return output.Flush();  // a printed line is an acknowledged write: show it at once
   };
-  Status status = ForEachWholeDocument(
-      flags.input, 0, [&](std::string_view id, std::string_view text) -> Status {
+  Status status =
+      ForEachStoreDocument(flags.input, [&](std::string_view id, std::string_view text) -> Status {
         SignedDocument document{DocumentId(flags, id), Signature(), {}};
         NEARDUP_RETURN_IF_ERROR(session.Sign(text, &document.signature));
         pending.push_back(std::move(document));
@@ -238,6 +280,7 @@ Result<std::unique_ptr<Store>> OpenStore(const std::string& dir, const StoreFlag
     // A disk-resident store is a simhash one without --method.
     const DedupMethod fresh =
         method.value_or(flags.disk_resident ? DedupMethod::kSimhash : DedupMethod::kAccurate);
+    NEARDUP_RETURN_IF_ERROR(CheckFlagsApply(flags, fresh, "the new store " + dir, false));
     options.method = WithMethodFlags(MethodOptions(), flags, fresh);
     return Store::Open(dir, options);
   }
@@ -246,10 +289,29 @@ Result<std::unique_ptr<Store>> OpenStore(const std::string& dir, const StoreFlag
   return store;
 }
 
+Status CheckFlagsApply(const StoreFlags& flags, DedupMethod method, const std::string& which,
+                       bool existing) {
+  const char* is = existing ? " is" : " would be";
+  if (method == DedupMethod::kAccurate && flags.k) {
+    return UsageError("-k applies to the simhash method only, and " + which + is +
+                      " of the accurate method (its matches are set by --threshold)" +
+                      (existing ? "" : "; give --method simhash for a simhash store"));
+  }
+  if (method == DedupMethod::kSimhash && flags.threshold) {
+    return UsageError("--threshold applies to the accurate method only, and " + which + is +
+                      " of the simhash method (its matches are set by -k)");
+  }
+  return Status::OK();
+}
+
 Status CheckMethodFlags(const DocumentSigner& signer, const StoreFlags& flags,
                         std::optional<DedupMethod> method, const std::string& where,
                         const std::string& what) {
   const MethodOptions& stored = signer.options();
+  // A flag of the other method is refused (it would be ignored); --method naming the other method
+  // is the difference to name instead.
+  if (!method || *method == stored.method)
+    NEARDUP_RETURN_IF_ERROR(CheckFlagsApply(flags, stored.method, what + " " + where, true));
   auto wanted =
       ResolveMethodOptions(WithMethodFlags(stored, flags, method.value_or(stored.method)));
   if (!wanted.ok()) return wanted.status();
@@ -283,24 +345,45 @@ int RunStoreQuery(const std::string& dir, const StoreFlags& given) {
   auto resolved = WithInputFormat(given, "index query");
   if (!resolved.ok()) return ReportError("index query", resolved.status());
   const StoreFlags& flags = *resolved;
-  auto store = OpenStore(dir, flags, /*create=*/false);
+  // -k of a query may be below the store's: the store's index finds every match within its own k,
+  // and the answer keeps those within the k asked for. A larger k is more than it can answer.
+  StoreFlags open_flags = flags;
+  open_flags.k.reset();
+  auto store = OpenStore(dir, open_flags, /*create=*/false);
   if (!store.ok()) return ReportError("index query", store.status());
+  const MethodOptions& stored = (*store)->signer().options();
+  if (flags.k) {
+    if (Status s = CheckFlagsApply(flags, stored.method, "store " + dir, true); !s.ok())
+      return ReportError("index query", s);
+    if (*flags.k > stored.k) {
+      return ReportError(
+          "index query",
+          UsageError("-k " + std::to_string(*flags.k) + " is above the store's k, " +
+                     std::to_string(stored.k) + ": its index finds distances up to " +
+                     std::to_string(stored.k) +
+                     " only (k is chosen when a store is created; a smaller -k filters)"));
+    }
+  }
   DocumentSigner::Session session((*store)->signer());
   Signature signature;
   Output output;
-  Status status = ForEachWholeDocument(flags.input, 0,
-                                       [&](std::string_view id, std::string_view text) -> Status {
-                                         NEARDUP_RETURN_IF_ERROR(session.Sign(text, &signature));
-                                         auto matches = (*store)->QuerySigned(signature);
-                                         if (!matches.ok()) return matches.status();
-                                         std::string& out = output.buffer();
-                                         out.append("{\"id\":");
-                                         AppendJsonString(DocumentId(flags, id), &out);
-                                         out.push_back(',');
-                                         AppendMatches(*matches, &out);
-                                         out.append("}\n");
-                                         return output.MaybeFlush();
-                                       });
+  Status status =
+      ForEachStoreDocument(flags.input, [&](std::string_view id, std::string_view text) -> Status {
+        NEARDUP_RETURN_IF_ERROR(session.Sign(text, &signature));
+        auto matches = (*store)->QuerySigned(signature);
+        if (!matches.ok()) return matches.status();
+        // Simhash scores are Hamming distances.
+        if (flags.k) {
+          std::erase_if(*matches, [&](const OnlineMatch& match) { return match.score > *flags.k; });
+        }
+        std::string& out = output.buffer();
+        out.append("{\"id\":");
+        AppendJsonString(DocumentId(flags, id), &out);
+        out.push_back(',');
+        AppendMatches(*matches, &out);
+        out.append("}\n");
+        return output.MaybeFlush();
+      });
   return FinishCommand("index query", &output, status);
 }
 

@@ -42,8 +42,15 @@ bool IsDirectory(const std::string& path);
 // method's features are dropped).
 MethodOptions WithMethodFlags(MethodOptions base, const StoreFlags& flags, DedupMethod method);
 
+// A usage error when a flag of the other method than `method` is given (-k is simhash's,
+// --threshold accurate's: it would be ignored), naming the flag and `which` ("the new store DIR",
+// "store DIR"); `existing` says whether that store is there already.
+Status CheckFlagsApply(const StoreFlags& flags, DedupMethod method, const std::string& which,
+                       bool existing);
+
 // OK when the flags (--method, --threshold, -k) describe the signer's settings, else
-// FailedPrecondition naming `where` and the differences ("in the WHAT": store or index).
+// FailedPrecondition naming `where` and the differences ("in the WHAT": store or index), or the
+// usage error of CheckFlagsApply.
 Status CheckMethodFlags(const DocumentSigner& signer, const StoreFlags& flags,
                         std::optional<DedupMethod> method, const std::string& where,
                         const std::string& what);

@@ -15,6 +15,8 @@
 #include <utility>
 #include <vector>
 
+#include "neardup/format.h"
+
 namespace neardup::server {
 
 namespace net = boost::asio;
@@ -28,8 +30,13 @@ namespace {
 // the connection's own I/O thread; writes (which wait for their durable write) and larger requests
 // go to the worker pool.
 constexpr size_t kInlineBodyBytes = 64 << 10;
-// The largest request head (request line and header fields).
+// The largest request target: an id of 65535 bytes (the longest a document may have), every byte
+// percent-encoded, after "/v1/documents/", with room for a query string.
+constexpr uint32_t kTargetBytes = 3 * 65535 + 1024;
+// The largest header fields of a request (its head without the request line).
 constexpr uint32_t kHeaderBytes = 64 << 10;
+// How long requests still being received when the server stops may take to arrive whole.
+constexpr auto kStopGrace = std::chrono::seconds(2);
 
 int HexValue(char c) {
   if (c >= '0' && c <= '9') return c - '0';
@@ -38,30 +45,50 @@ int HexValue(char c) {
   return -1;
 }
 
-// Percent-decodes a part of a URL (and '+' as a space in a query). A '%' not followed by two hex
-// digits is kept as it is.
-std::string DecodeUrl(std::string_view in, bool plus_is_space) {
-  std::string out;
-  out.reserve(in.size());
+// Percent-decodes a part of a URL (and '+' as a space in a query); a '%' not followed by two hex
+// digits is an error.
+bool DecodeUrl(std::string_view in, bool plus_is_space, std::string* out) {
+  out->clear();
+  out->reserve(in.size());
   for (size_t i = 0; i < in.size(); ++i) {
     const char c = in[i];
-    if (c == '%' && i + 2 < in.size()) {
+    if (c == '%') {
+      if (i + 2 >= in.size()) return false;
       const int hi = HexValue(in[i + 1]), lo = HexValue(in[i + 2]);
-      if (hi >= 0 && lo >= 0) {
-        out.push_back(static_cast<char>(hi * 16 + lo));
-        i += 2;
-        continue;
-      }
+      if (hi < 0 || lo < 0) return false;
+      out->push_back(static_cast<char>(hi * 16 + lo));
+      i += 2;
+      continue;
     }
-    out.push_back(plus_is_space && c == '+' ? ' ' : c);
+    out->push_back(plus_is_space && c == '+' ? ' ' : c);
   }
-  return out;
+  return true;
 }
 
-void ParseTarget(std::string_view target, Request* request) {
+// The request's path and query parameters from its target, in origin form ("/v1/stats?x=1") or
+// absolute form ("http://host/v1/stats", which RFC 9112 says a server must accept). A message
+// naming what is wrong when a part does not decode.
+std::optional<std::string> ParseTarget(std::string_view target, Request* request) {
+  for (std::string_view scheme : {"http://", "https://"}) {
+    if (target.size() >= scheme.size() &&
+        beast::iequals(beast::string_view(target.data(), scheme.size()),
+                       beast::string_view(scheme.data(), scheme.size()))) {
+      // The authority ends at the path or the query; a target without a path names "/".
+      const size_t end = target.find_first_of("/?", scheme.size());
+      if (end == std::string_view::npos) return ParseTarget("/", request);
+      if (target[end] == '?') {
+        std::string origin = "/";
+        origin.append(target.substr(end));
+        return ParseTarget(origin, request);
+      }
+      target.remove_prefix(end);
+      break;
+    }
+  }
   const size_t question = target.find('?');
-  request->path = DecodeUrl(target.substr(0, question), false);
-  if (question == std::string_view::npos) return;
+  if (!DecodeUrl(target.substr(0, question), false, &request->path))
+    return "the request path has a '%' not followed by two hex digits";
+  if (question == std::string_view::npos) return std::nullopt;
   std::string_view query = target.substr(question + 1);
   while (!query.empty()) {
     const size_t amp = query.find('&');
@@ -69,20 +96,29 @@ void ParseTarget(std::string_view target, Request* request) {
     query = amp == std::string_view::npos ? std::string_view() : query.substr(amp + 1);
     if (pair.empty()) continue;
     const size_t eq = pair.find('=');
-    request->params.emplace(
-        DecodeUrl(pair.substr(0, eq), true),
-        eq == std::string_view::npos ? std::string() : DecodeUrl(pair.substr(eq + 1), true));
+    std::string name, value;
+    if (!DecodeUrl(pair.substr(0, eq), true, &name) ||
+        (eq != std::string_view::npos && !DecodeUrl(pair.substr(eq + 1), true, &value)))
+      return "the query string has a '%' not followed by two hex digits";
+    request->params.emplace(std::move(name), std::move(value));
   }
+  return std::nullopt;
 }
 
-// The JSON error answer of a status the transport itself gives.
-std::string TransportError(int status) {
-  const char* kind = status == 413 ? "too_large" : status == 431 ? "too_large" : "bad_request";
-  const char* message = status == 413
-                            ? "the request body is larger than the limit (--max-body-bytes)"
-                        : status == 431 ? "the request's header fields are larger than 64 KiB"
-                                        : "the request could not be read as HTTP/1.1";
-  return std::string("{\"error\":\"") + kind + "\",\"message\":\"" + message + "\"}\n";
+// The JSON error answer of a status the transport itself gives; `message` replaces the status's
+// usual one.
+std::string TransportError(int status, std::string_view message = "") {
+  const char* kind = status == 413 || status == 431 ? "too_large" : "bad_request";
+  if (message.empty()) {
+    message = status == 413   ? "the request body is larger than the limit (--max-body-bytes)"
+              : status == 431 ? "the request's header fields are larger than 64 KiB, or its "
+                                "target than 192 KiB (an id of 65535 bytes percent-encoded)"
+                              : "the request could not be read as HTTP/1.1";
+  }
+  std::string body = std::string("{\"error\":\"") + kind + "\",\"message\":";
+  AppendJsonString(message, &body);
+  body.append("}\n");
+  return body;
 }
 
 // Whether a request is answered on the I/O thread (it reads only and is small) rather than by a
@@ -113,15 +149,22 @@ struct HttpServer::Impl {
   std::mutex connections_mutex;
   std::vector<std::weak_ptr<Connection>> connections;
 
-  void Accept();      // on contexts[0]
-  void StopOnLoop();  // on contexts[0]
-  void Closed();      // any thread
+  void RunLoop(net::io_context& context);  // an I/O thread
+  void Accept();                           // on contexts[0]
+  void StopOnLoop(bool at_once);           // on contexts[0]
+  void Closed();                           // any thread
 };
 
 class HttpServer::Impl::Connection : public std::enable_shared_from_this<Connection> {
  public:
   Connection(Impl* impl, net::io_context& context, tcp::socket socket)
       : impl_(impl), context_(context), stream_(std::move(socket)) {}
+  Connection(const Connection&) = delete;
+  Connection& operator=(const Connection&) = delete;
+  // A connection ends through Close(), but for one whose handler threw (RunLoop): still counted.
+  ~Connection() {
+    if (!closed_) impl_->open_connections.fetch_sub(1);
+  }
 
   void Start() {
     stream_.socket().set_option(tcp::no_delay(true));
@@ -130,31 +173,54 @@ class HttpServer::Impl::Connection : public std::enable_shared_from_this<Connect
 
   net::io_context::executor_type executor() { return context_.get_executor(); }
 
-  // On the connection's thread: closes it if it is waiting for a request (Stop()).
-  void CloseIfIdle() {
-    if (idle_) stream_.socket().close();
+  // On the connection's thread, when the server stops (Stop()): a connection waiting for a request
+  // closes now; one receiving a request gets kStopGrace to send the rest of it (a client that
+  // stalls mid-request must not hold the server up to --timeout); one whose request is being
+  // answered closes once the answer is written.
+  void OnStop() {
+    beast::error_code ignored;
+    if (state_ == State::kIdle) {
+      stream_.socket().close(ignored);
+      return;
+    }
+    if (state_ != State::kReceiving) return;
+    stop_timer_.expires_after(kStopGrace);
+    stop_timer_.async_wait([self = shared_from_this()](beast::error_code ec) {
+      beast::error_code ignored_too;
+      if (!ec && self->state_ == State::kReceiving) self->stream_.socket().close(ignored_too);
+    });
   }
+
+  // On the connection's thread (Abort()): closes it whatever it is doing.
+  void CloseNow() { Close(); }
 
  private:
   void ReadHeader() {
     parser_.emplace();
-    parser_->header_limit(kHeaderBytes);
+    parser_->header_limit(kTargetBytes + kHeaderBytes);
     parser_->body_limit(impl_->options.max_body_bytes);
-    idle_ = buffer_.size() == 0;
-    if (idle_ && impl_->stopping) return Close();
+    state_ = buffer_.size() == 0 ? State::kIdle : State::kReceiving;
+    if (impl_->stopping) {
+      if (state_ == State::kIdle) return Close();
+      OnStop();  // a pipelined request: the grace to arrive whole
+    }
     // A connection waits for its first request as long as for a slow one, and for the next one on
     // a kept-alive connection keep_alive_seconds.
     stream_.expires_after(std::chrono::seconds(requests_ == 0 ? impl_->options.read_timeout_seconds
                                                               : impl_->options.keep_alive_seconds));
-    http::async_read_header(
-        stream_, buffer_, *parser_,
-        [self = shared_from_this()](beast::error_code ec, size_t) { self->OnHeader(ec); });
+    http::async_read_header(stream_, buffer_, *parser_,
+                            [self = shared_from_this()](beast::error_code ec, size_t bytes) {
+                              self->OnHeader(ec, bytes);
+                            });
   }
 
-  void OnHeader(beast::error_code ec) {
-    idle_ = false;
+  void OnHeader(beast::error_code ec, size_t head_bytes) {
+    state_ = State::kReceiving;
     if (ec) return ReadFailed(ec);
     const auto& head = parser_->get();
+    // The target may be long (an id percent-encoded); the header fields stay bounded.
+    if (head.target().size() > kTargetBytes || head_bytes > head.target().size() + kHeaderBytes)
+      return WriteError(431);
     if (const auto length = parser_->content_length();
         length && *length > impl_->options.max_body_bytes)
       return WriteError(413);
@@ -194,6 +260,8 @@ class HttpServer::Impl::Connection : public std::enable_shared_from_this<Connect
   }
 
   void Dispatch() {
+    state_ = State::kAnswering;
+    stop_timer_.cancel();
     ++requests_;
     http::request<http::string_body> message = parser_->release();
     keep_alive_ = message.keep_alive();
@@ -203,7 +271,11 @@ class HttpServer::Impl::Connection : public std::enable_shared_from_this<Connect
     // HEAD is answered as GET without the body (its Content-Length kept).
     head_ = request->method == "HEAD";
     if (head_) request->method = "GET";
-    ParseTarget(std::string_view(message.target().data(), message.target().size()), request.get());
+    if (const auto bad = ParseTarget(
+            std::string_view(message.target().data(), message.target().size()), request.get())) {
+      keep_alive_ = false;
+      return Write(Response{400, "application/json", TransportError(400, *bad)});
+    }
     request->authorization = std::string(message[http::field::authorization]);
     request->body = std::move(message.body());
     Service* const api = impl_->service;
@@ -313,6 +385,7 @@ class HttpServer::Impl::Connection : public std::enable_shared_from_this<Connect
   void Close() {
     if (closed_) return;
     closed_ = true;
+    stop_timer_.cancel();
     beast::error_code ignored;
     stream_.socket().shutdown(tcp::socket::shutdown_send, ignored);
     stream_.socket().close(ignored);
@@ -324,10 +397,13 @@ class HttpServer::Impl::Connection : public std::enable_shared_from_this<Connect
   beast::tcp_stream stream_;
   beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::string_body>> parser_;
+  // Waiting for a request (nothing of it read yet), receiving one, or answering one.
+  enum class State { kIdle, kReceiving, kAnswering };
+  State state_ = State::kIdle;
+  net::steady_timer stop_timer_{context_};  // kStopGrace of a request received at Stop()
   unsigned version_ = 11;
   bool keep_alive_ = true;
   bool head_ = false;  // the request being answered is a HEAD
-  bool idle_ = false;
   bool closed_ = false;
   uint64_t requests_ = 0;
 };
@@ -362,12 +438,26 @@ void HttpServer::Impl::Accept() {
   });
 }
 
+void HttpServer::Impl::RunLoop(net::io_context& context) {
+  for (;;) {
+    try {
+      context.run();
+      return;
+    } catch (const std::exception&) {
+      // A handler threw: Beast's parser refuses a header field over 64 KiB (which the head a long
+      // target needs lets through) with std::length_error. The connection it was reading is
+      // dropped (its handler, and with it the connection, is gone); accepting goes on.
+      net::post(*contexts[0], [this] { Accept(); });
+    }
+  }
+}
+
 void HttpServer::Impl::Closed() {
   open_connections.fetch_sub(1);
   net::post(*contexts[0], [this] { Accept(); });
 }
 
-void HttpServer::Impl::StopOnLoop() {
+void HttpServer::Impl::StopOnLoop(bool at_once) {
   beast::error_code ignored;
   if (acceptor) acceptor->close(ignored);
   std::vector<std::shared_ptr<Connection>> open;
@@ -375,12 +465,18 @@ void HttpServer::Impl::StopOnLoop() {
     std::lock_guard<std::mutex> lock(connections_mutex);
     for (const auto& weak : connections)
       if (auto connection = weak.lock()) open.push_back(std::move(connection));
-    connections.clear();
   }
-  // Connections waiting for a request close now; those with a request under way close once it is
-  // answered (Write() no longer keeps them alive).
-  for (auto& connection : open)
-    net::post(connection->executor(), [connection] { connection->CloseIfIdle(); });
+  // Connections waiting for a request close now, those receiving one after a grace, those with a
+  // request being answered once it is (Write() no longer keeps them alive); at once: all now.
+  for (auto& connection : open) {
+    net::post(connection->executor(), [connection, at_once] {
+      if (at_once) {
+        connection->CloseNow();
+      } else {
+        connection->OnStop();
+      }
+    });
+  }
   // Each I/O thread returns from run() once its connections are closed.
   for (auto& guard : guards) guard.reset();
 }
@@ -400,6 +496,11 @@ HttpServer::HttpServer(Service* service, HttpOptions options) : impl_(std::make_
 
 HttpServer::~HttpServer() {
   if (impl_->workers) impl_->workers->join();
+  // The loops go first, while the rest is there: connections they still hold are destroyed with
+  // them and touch the counts.
+  impl_->acceptor.reset();
+  impl_->guards.clear();
+  impl_->contexts.clear();
 }
 
 Status HttpServer::Bind() {
@@ -431,9 +532,11 @@ Status HttpServer::Run() {
   if (!impl_->acceptor) return Status::InvalidArgument("Run() before a successful Bind()");
   net::post(*impl_->contexts[0], [impl = impl_.get()] { impl->Accept(); });
   std::vector<std::thread> threads;
-  for (size_t i = 1; i < impl_->contexts.size(); ++i)
-    threads.emplace_back([context = impl_->contexts[i].get()] { context->run(); });
-  impl_->contexts[0]->run();
+  for (size_t i = 1; i < impl_->contexts.size(); ++i) {
+    threads.emplace_back(
+        [impl = impl_.get(), context = impl_->contexts[i].get()] { impl->RunLoop(*context); });
+  }
+  impl_->RunLoop(*impl_->contexts[0]);
   for (auto& thread : threads) thread.join();
   impl_->workers->join();
   return Status::OK();
@@ -442,7 +545,12 @@ Status HttpServer::Run() {
 void HttpServer::Stop() {
   // Once only; before Run() too (the loop then stops as soon as it starts).
   if (impl_->stopping.exchange(true)) return;
-  net::post(*impl_->contexts[0], [impl = impl_.get()] { impl->StopOnLoop(); });
+  net::post(*impl_->contexts[0], [impl = impl_.get()] { impl->StopOnLoop(/*at_once=*/false); });
+}
+
+void HttpServer::Abort() {
+  impl_->stopping = true;
+  net::post(*impl_->contexts[0], [impl = impl_.get()] { impl->StopOnLoop(/*at_once=*/true); });
 }
 
 }  // namespace neardup::server

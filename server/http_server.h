@@ -7,7 +7,8 @@
 // 100-continue and chunked answers (batches); bodies, heads, idle and slow clients are bounded by
 // HttpOptions.
 //
-// Thread safety: Stop() may be called from any thread (a signal-handling one) while Run() blocks.
+// Thread safety: Stop() and Abort() may be called from any thread (a signal-handling one) while
+// Run() blocks.
 #ifndef NEARDUP_SERVER_HTTP_SERVER_H_
 #define NEARDUP_SERVER_HTTP_SERVER_H_
 
@@ -49,9 +50,17 @@ class HttpServer {
   Status Bind();
   int port() const { return port_; }
 
-  // Serves until Stop(). Requests in flight when Stop() is called are answered first.
+  // Serves until Stop() or Abort().
   Status Run();
+  // Stops accepting connections and ends Run() once the connections have closed: those waiting for
+  // a request close at once, those receiving one get 2 seconds to send the rest of it (then they
+  // are closed unanswered), and requests being answered are answered first.
   void Stop();
+  // As Stop(), but every connection is closed at once, requests being answered included (their
+  // answers are lost; what the index acknowledged before stays acknowledged, and writes under way
+  // complete or fail as a whole, as when a client goes away). Run() returns once the requests that
+  // workers are running have returned from the service.
+  void Abort();
 
  private:
   struct Impl;

@@ -146,9 +146,16 @@ class Body {
       return Bad(std::string("malformed JSON: ") + simdjson::error_message(error));
     if (root.get(object_) != simdjson::SUCCESS)
       return Bad(std::string("the body must be a JSON object, not ") + TypeName(root.type()));
+    // Each known field at most once: a repeated key is refused rather than one of its values
+    // silently used.
+    uint64_t seen = 0;
     for (auto field : object_) {
-      if (std::find(known.begin(), known.end(), field.key) == known.end())
+      const auto known_field = std::find(known.begin(), known.end(), field.key);
+      if (known_field == known.end())
         return Bad("unknown field \"" + std::string(field.key) + "\"");
+      const uint64_t bit = uint64_t{1} << (known_field - known.begin());
+      if ((seen & bit) != 0) return Bad("field \"" + std::string(field.key) + "\" is given twice");
+      seen |= bit;
     }
     return Status::OK();
   }
@@ -231,19 +238,28 @@ bool SameSecret(std::string_view a, std::string_view b) {
   return diff == 0;
 }
 
-// The value of query parameter `name` (the last one given), or `fallback`.
+// OK when every query parameter of the request is one of `known`, each given once; else
+// InvalidArgument naming the first that is not.
+Status CheckParams(const Request& request, std::initializer_list<std::string_view> known) {
+  for (auto it = request.params.begin(); it != request.params.end(); ++it) {
+    if (std::find(known.begin(), known.end(), it->first) == known.end())
+      return Status::InvalidArgument("unknown query parameter \"" + it->first + "\"");
+    if (it != request.params.begin() && std::prev(it)->first == it->first)
+      return Status::InvalidArgument("query parameter \"" + it->first + "\" is given twice");
+  }
+  return Status::OK();
+}
+
+// The value of query parameter `name` (CheckParams has made sure it is given at most once), or
+// `fallback`.
 std::string_view Param(const Request& request, const std::string& name, std::string_view fallback) {
-  auto [begin, end] = request.params.equal_range(name);
-  if (begin == end) return fallback;
-  return std::prev(end)->second;
+  auto found = request.params.find(name);
+  return found == request.params.end() ? fallback : std::string_view(found->second);
 }
 
 // ?insert=true|false and ?on_duplicate=skip|store.
 Status InsertParams(const Request& request, bool* insert, InsertPolicy* policy) {
-  for (const auto& [name, value] : request.params) {
-    if (name != "insert" && name != "on_duplicate")
-      return Status::InvalidArgument("unknown query parameter \"" + name + "\"");
-  }
+  NEARDUP_RETURN_IF_ERROR(CheckParams(request, {"insert", "on_duplicate"}));
   const std::string_view insert_value = Param(request, "insert", "true");
   if (insert_value != "true" && insert_value != "false") {
     return Status::InvalidArgument("query parameter insert must be true or false, not \"" +
@@ -436,6 +452,7 @@ Response Service::Route(const Request& request, std::string* endpoint) {
   if (path == "/healthz") {
     *endpoint = "/healthz";
     if (method != "GET") return Error(405, "use GET for /healthz");
+    if (Status s = CheckParams(request, {}); !s.ok()) return ErrorOf(s);
     return GetHealth();
   }
   if (!Authorised(request)) {
@@ -445,6 +462,7 @@ Response Service::Route(const Request& request, std::string* endpoint) {
   if (path == "/metrics") {
     *endpoint = "/metrics";
     if (method != "GET") return Error(405, "use GET for /metrics");
+    if (Status s = CheckParams(request, {}); !s.ok()) return ErrorOf(s);
     return GetMetrics();
   }
   // Known paths first (a wrong method is 405, an unknown path 404), then readiness.
@@ -478,6 +496,10 @@ Response Service::Route(const Request& request, std::string* endpoint) {
                                method == allowed.substr(allowed.find(", ") + 2));
   if (!method_allowed) {
     return Error(405, "use " + std::string(allowed) + " for " + *endpoint);
+  }
+  // Only inserts and batches take query parameters (their own rules: InsertParams).
+  if (path != "/v1/documents" && path != "/v1/batch") {
+    if (Status s = CheckParams(request, {}); !s.ok()) return ErrorOf(s);
   }
   if (!ready()) {
     std::lock_guard lock(load_mutex_);
@@ -532,8 +554,6 @@ Response Service::PostDocument(const Request& request) {
 
 Response Service::PostQuery(const Request& request) {
   IndexStore& store = *store_.load(std::memory_order_acquire);
-  if (!request.params.empty())
-    return Error(400, "unknown query parameter \"" + request.params.begin()->first + "\"");
   Body body;
   if (Status s = body.Parse(request.body, {"text", "simhash", "sketch", "bands", "limit"}); !s.ok())
     return ErrorOf(s);
@@ -624,6 +644,9 @@ Response Service::PostCompare(const Request& request) {
   auto sb = signer.Sign(b);
   if (!sb.ok()) return ErrorOf(sb.status().WithContext("b"));
   const std::optional<double> score = signer.Compare(*sa, *sb);
+  // A text without features (empty, symbols only) has nothing to compare: it is never a
+  // near-duplicate, and its figures (distance, estimate, bands) would only contradict that.
+  const bool comparable = !sa->empty && !sb->empty;
   std::string out = "{\"method\":";
   AppendJsonString(DedupMethodName(signer.method()), &out);
   out.append(",\"near_duplicate\":");
@@ -634,24 +657,47 @@ Response Service::PostCompare(const Request& request) {
   } else {
     out.append("null");
   }
+  out.append(",\"comparable\":");
+  out.append(comparable ? "true" : "false");
+  if (!comparable) {
+    out.append(",\"reason\":");
+    AppendJsonString(std::string(sa->empty && sb->empty ? "neither text has"
+                                 : sa->empty            ? "text a has no"
+                                                        : "text b has no") +
+                         " features (empty, or symbols only): a text without features is never "
+                         "a near-duplicate",
+                     &out);
+  }
   out.append(",\"simhash_a\":\"");
   AppendHex64(sa->simhash, &out);
   out.append("\",\"simhash_b\":\"");
   AppendHex64(sb->simhash, &out);
   out.append("\",\"hamming_distance\":");
-  AppendNumber(uint64_t(std::popcount(sa->simhash ^ sb->simhash)), &out);
+  if (comparable) {
+    AppendNumber(uint64_t(std::popcount(sa->simhash ^ sb->simhash)), &out);
+  } else {
+    out.append("null");
+  }
   out.append(",\"empty_a\":");
   out.append(sa->empty ? "true" : "false");
   out.append(",\"empty_b\":");
   out.append(sb->empty ? "true" : "false");
   if (signer.method() == DedupMethod::kAccurate) {
     out.append(",\"jaccard_estimate\":");
-    AppendNumber(signer.sketcher()->Estimate(sa->sketch.data(), sb->sketch.data()), &out);
+    if (comparable) {
+      AppendNumber(signer.sketcher()->Estimate(sa->sketch.data(), sb->sketch.data()), &out);
+    } else {
+      out.append("null");
+    }
     size_t shared = 0;
     for (size_t i = 0; i < sa->band_keys.size(); ++i)
       shared += sa->band_keys[i] == sb->band_keys[i] ? 1 : 0;
     out.append(",\"shared_bands\":");
-    AppendNumber(uint64_t{shared}, &out);
+    if (comparable) {
+      AppendNumber(uint64_t{shared}, &out);
+    } else {
+      out.append("null");
+    }
     out.append(",\"threshold\":");
     AppendNumber(signer.options().threshold, &out);
   } else {

@@ -114,6 +114,18 @@ TEST_P(ServiceTest, BadRequestsNameWhatIsWrong) {
   bad_param.params.emplace("insert", "maybe");
   Request unknown_param = Post("/v1/documents", Doc("x", kText));
   unknown_param.params.emplace("upsert", "true");
+  // A parameter given twice is refused, not its last value used (this one would store "x").
+  Request twice = Post("/v1/documents", Doc("x", kText));
+  twice.params.emplace("insert", "false");
+  twice.params.emplace("insert", "true");
+  Request batch_twice = Post("/v1/batch", Doc("x", kText));
+  batch_twice.params.emplace("on_duplicate", "skip");
+  batch_twice.params.emplace("on_duplicate", "store");
+  // Endpoints without parameters refuse any.
+  auto with_param = [](Request r) {
+    r.params.emplace("x", "1");
+    return r;
+  };
   const std::vector<Case> cases = {
       {Post("/v1/documents", "{\"id\":\"x\",\"text\":"), 400, "malformed JSON"},
       {Post("/v1/documents", ""), 400, "the body is empty"},
@@ -128,6 +140,21 @@ TEST_P(ServiceTest, BadRequestsNameWhatIsWrong) {
       {Post("/v1/documents", "{\"id\":\"\",\"text\":\"t\"}"), 400, "id"},
       {bad_param, 400, "insert must be true or false"},
       {unknown_param, 400, "unknown query parameter \\\"upsert\\\""},
+      {twice, 400, "query parameter \\\"insert\\\" is given twice"},
+      {with_param(Get("/v1/stats")), 400, "unknown query parameter \\\"x\\\""},
+      {with_param(Get("/healthz")), 400, "unknown query parameter \\\"x\\\""},
+      {with_param(Get("/metrics")), 400, "unknown query parameter \\\"x\\\""},
+      {with_param(Get("/v1/documents/a")), 400, "unknown query parameter \\\"x\\\""},
+      {with_param(Get("/v1/documents/a", "DELETE")), 400, "unknown query parameter"},
+      {with_param(Post("/v1/compare", "{\"a\":\"x\",\"b\":\"y\"}")), 400,
+       "unknown query parameter \\\"x\\\""},
+      // A key given twice in a body: refused by name, not the first (or last) value used.
+      {Post("/v1/documents", "{\"id\":\"a4\",\"text\":\"hello world\",\"id\":\"a5\"}"), 400,
+       "field \\\"id\\\" is given twice"},
+      {Post("/v1/query", "{\"text\":\"a\",\"limit\":1,\"limit\":2}"), 400,
+       "field \\\"limit\\\" is given twice"},
+      {Post("/v1/compare", "{\"a\":\"x\",\"b\":\"y\",\"a\":\"z\"}"), 400,
+       "field \\\"a\\\" is given twice"},
       {Post("/v1/query", "{}"), 400, "exactly one of"},
       {Post("/v1/query", "{\"text\":\"a\",\"limit\":-1}"), 400, "non-negative integer"},
       {Post("/v1/query", "{\"text\":\"a\",\"limit\":1000000}"), 400, "above the most"},
@@ -166,9 +193,49 @@ TEST_P(ServiceTest, BadRequestsNameWhatIsWrong) {
   const Response large = limited->Handle(Post("/v1/documents", Doc("x", "eleven bytes")));
   EXPECT_EQ(large.status, 413);
   EXPECT_NE(large.body.find("the limit is 10"), std::string::npos) << large.body;
+  // A batch with a parameter given twice: one error line, nothing stored.
+  const Response batch = Call(batch_twice);
+  EXPECT_EQ(batch.body,
+            "{\"line\":0,\"error\":\"bad_request\",\"message\":\"query parameter "
+            "\\\"on_duplicate\\\" is given twice\"}\n");
+  // A batch line with a key given twice is that line's error.
+  const Response line = Call(Post("/v1/batch", "{\"id\":\"b1\",\"text\":\"t\",\"text\":\"u\"}"));
+  EXPECT_NE(line.body.find("\"status\":400,\"error\":\"bad_request\",\"message\":\"line 1: field "
+                           "\\\"text\\\" is given twice\""),
+            std::string::npos)
+      << line.body;
   // Nothing of the above was stored.
   const Response stats = Call(Get("/v1/stats"));
   EXPECT_NE(stats.body.find("\"documents\":0,"), std::string::npos) << stats.body;
+}
+
+// Texts without features (empty, symbols only) are never near-duplicates: the answer says the pair
+// is not comparable and why, and gives no figures that say otherwise.
+TEST_P(ServiceTest, CompareOfTextsWithoutFeaturesIsNotComparable) {
+  for (const char* pair : {"{\"a\":\"\",\"b\":\"\"}", "{\"a\":\"\",\"b\":\"!!!\"}",
+                           "{\"a\":\"!!! ???\",\"b\":\"the quick brown fox jumps\"}"}) {
+    const Response r = Call(Post("/v1/compare", pair));
+    ASSERT_EQ(r.status, 200) << r.body;
+    EXPECT_NE(r.body.find("\"near_duplicate\":false,\"score\":null,\"comparable\":false,"
+                          "\"reason\":\""),
+              std::string::npos)
+        << pair << ": " << r.body;
+    EXPECT_NE(r.body.find("features (empty, or symbols only): a text without features is never a "
+                          "near-duplicate\""),
+              std::string::npos)
+        << r.body;
+    EXPECT_NE(r.body.find("\"hamming_distance\":null,"), std::string::npos) << r.body;
+    if (GetParam() == DedupMethod::kAccurate) {
+      EXPECT_NE(r.body.find("\"jaccard_estimate\":null,\"shared_bands\":null,"), std::string::npos)
+          << r.body;
+    }
+  }
+  EXPECT_NE(Call(Post("/v1/compare", "{\"a\":\"\",\"b\":\"\"}")).body.find("neither text has"),
+            std::string::npos);
+  const Response both =
+      Call(Post("/v1/compare", std::string("{\"a\":\"") + kText + "\",\"b\":\"" + kNear + "\"}"));
+  EXPECT_NE(both.body.find("\"comparable\":true,\"simhash_a\""), std::string::npos) << both.body;
+  EXPECT_EQ(both.body.find("\"reason\""), std::string::npos) << both.body;
 }
 
 TEST_P(ServiceTest, QueryBySignatureGetAndDelete) {

@@ -50,25 +50,73 @@ Status SyncDirectory(const fs::path& dir) {
   return Status::OK();
 }
 
-// Creates the store in a fresh sibling directory, writes its meta record, then renames it to
-// `dir` (replacing an empty directory). Losing a race to another creator is not an error: the
-// caller then opens the other's store. A disk-resident store (`design` given) gets its tables
-// family and their design.
-Status CreateStore(const std::string& dir, const std::string& settings,
-                   const std::optional<TableDesign>& design) {
+// Where a store named `dir` is made: its absolute path, with a symbolic link (to an empty
+// directory, or dangling) followed to what it names, so that the store is made there and the link
+// stays a link.
+fs::path StoreTarget(const std::string& dir) {
   fs::path target = fs::absolute(fs::path(dir)).lexically_normal();
   if (target.filename().empty()) target = target.parent_path();  // "store/" names "store"
+  std::error_code error;
+  for (int links = 0; links < 40 && fs::is_symlink(fs::symlink_status(target, error)); ++links) {
+    const fs::path next = fs::read_symlink(target, error);
+    if (error) break;
+    target = (next.is_absolute() ? next : target.parent_path() / next).lexically_normal();
+    if (target.filename().empty()) target = target.parent_path();
+  }
+  return target;
+}
+
+// OK when a store can be made at `target` (named `dir` in messages): its parent is a directory
+// that can be written, and `target`, when there (an empty directory), can be written too: a
+// read-only directory is refused rather than replaced by a writable one. The messages name the
+// store and the real reason, never the staging directory.
+Status CheckCreatable(const std::string& dir, const fs::path& target) {
+  const fs::path parent = target.parent_path();
+  auto refused = [&](const fs::path& path, const std::string& reason) {
+    return Status::IOError(dir + ": cannot create the store: " + path.string() + ": " + reason);
+  };
+  struct stat info;
+  if (::stat(parent.c_str(), &info) != 0) return refused(parent, std::strerror(errno));
+  if (!S_ISDIR(info.st_mode)) return refused(parent, "not a directory");
+  if (::access(parent.c_str(), W_OK | X_OK) != 0) return refused(parent, std::strerror(errno));
+  if (::stat(target.c_str(), &info) == 0 && ::access(target.c_str(), W_OK | X_OK) != 0)
+    return refused(target, std::strerror(errno));
+  return Status::OK();
+}
+
+// Creates the store in a fresh sibling directory, writes its meta record, then renames it to
+// `dir` (replacing an empty directory, whose mode, owner and group it takes as far as the process
+// may set them). A symbolic link is followed: the store is made where it points. Losing a race to
+// another creator is not an error: the caller then opens the other's store. A disk-resident store
+// (`design` given) gets its tables family and their design.
+Status CreateStore(const std::string& dir, const std::string& settings,
+                   const std::optional<TableDesign>& design) {
+  const fs::path target = StoreTarget(dir);
+  NEARDUP_RETURN_IF_ERROR(CheckCreatable(dir, target));
   const fs::path parent = target.parent_path();
   std::string staging_name = target.filename().string();
   staging_name.insert(0, 1, '.');
   staging_name.append(".creating-").append(std::to_string(::getpid()));
   const fs::path staging = parent / staging_name;
+  // Messages of the database name the store, not the staging directory.
+  auto named = [&](const Status& status) {
+    std::string message = status.message();
+    for (size_t at = message.find(staging.string()); at != std::string::npos;
+         at = message.find(staging.string(), at + dir.size()))
+      message.replace(at, staging.string().size(), dir);
+    if (!message.starts_with(dir)) message = dir + ": " + message;
+    return Status::IOError(message);
+  };
   std::error_code error;
   fs::remove_all(staging, error);  // our own pid's leftover only
   {
     store::Database database;
-    NEARDUP_RETURN_IF_ERROR(store::OpenDatabase(staging.string(), /*read_only=*/false,
-                                                /*create=*/true, &database, design.has_value()));
+    if (Status opened = store::OpenDatabase(staging.string(), /*read_only=*/false,
+                                            /*create=*/true, &database, design.has_value());
+        !opened.ok()) {
+      fs::remove_all(staging, error);
+      return named(opened);
+    }
     rocksdb::WriteBatch batch;
     rocksdb::Status put = batch.Put(database.meta, store::kFormatVersionKey,
                                     store::EncodeFixed32(store::kFormatVersion));
@@ -91,7 +139,22 @@ Status CreateStore(const std::string& dir, const std::string& settings,
       return status;
     }
   }
-  NEARDUP_RETURN_IF_ERROR(SyncDirectory(staging));
+  // An empty directory given as the store keeps its mode, owner and group.
+  struct stat replaced;
+  if (::stat(target.c_str(), &replaced) == 0 && S_ISDIR(replaced.st_mode)) {
+    // Not permitted (another owner, a group the process is not in): those stay the process's.
+    if (::chown(staging.c_str(), replaced.st_uid, replaced.st_gid) != 0 &&
+        ::chown(staging.c_str(), static_cast<uid_t>(-1), replaced.st_gid) != 0) {
+      errno = 0;
+    }
+    if (::chmod(staging.c_str(), replaced.st_mode & 07777) != 0) {
+      const Status status = Status::IOError(
+          dir + ": cannot create the store: chmod: " + std::string(std::strerror(errno)));
+      fs::remove_all(staging, error);
+      return status;
+    }
+  }
+  if (Status synced = SyncDirectory(staging); !synced.ok()) return named(synced);
   fs::rename(staging, target, error);
   if (error) {
     fs::remove_all(staging);

@@ -84,6 +84,69 @@ call "missing field" POST /v1/documents '{"id":"q"}' 400 'missing field \"text\"
 call "bad utf-8" POST /v1/documents $'{"id":"q","text":"\xff"}' 400 'not valid UTF-8'
 call "unknown path" GET /v2/nothing "" 404 '"error":"not_found"'
 call "wrong method" PUT /v1/query "" 405 '"error":"method_not_allowed"'
+# Unknown and repeated query parameters, keys given twice, bad percent-encoding: 400, named.
+call "stats parameter" GET '/v1/stats?x=1' "" 400 '{"error":"bad_request","message":"unknown query parameter \"x\""}'
+call "health parameter" GET '/healthz?x=1' "" 400 'unknown query parameter \"x\"'
+call "parameter twice" POST '/v1/documents?insert=false&insert=true' '{"id":"tw","text":"given twice, never stored"}' 400 \
+  'query parameter \"insert\" is given twice'
+call "parameter twice stored nothing" GET /v1/documents/tw "" 404 'no document'
+call "key twice" POST /v1/documents '{"id":"a4","text":"hello world","id":"a5"}' 400 'field \"id\" is given twice'
+call "key twice stored nothing" GET /v1/documents/a4 "" 404 'no document'
+call "bad percent-encoding" GET '/v1/documents/%zz' "" 400 "the request path has a '%' not followed by two hex digits"
+# An absolute-form target (RFC 9112: a server must accept it).
+exec 3<>"/dev/tcp/127.0.0.1/$port"
+printf 'GET http://x/healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n' >&3
+timeout 5 cat <&3 >"$T/out"
+exec 3<&-
+if head -1 "$T/out" | grep -q "^HTTP/1.1 200" && grep -q '"status":"ready"' "$T/out"; then ok; else fail "absolute-form target" "$(head -1 "$T/out")"; fi
+# Texts without features are not comparable (never near-duplicates), and no figure says otherwise;
+# `neardup compare` says the same.
+call "compare without features" POST /v1/compare '{"a":"","b":""}' 200 \
+  '"near_duplicate":false,"score":null,"comparable":false,"reason":"neither text has features (empty, or symbols only): a text without features is never a near-duplicate","simhash_a":"0000000000000000","simhash_b":"0000000000000000","hamming_distance":null,'
+if grep -qF '"jaccard_estimate":null,"shared_bands":null,' "$T/out"; then ok; else fail "compare without features: figures" "$(cat "$T/out")"; fi
+call "compare one without features" POST /v1/compare '{"a":"the quick brown fox jumps","b":"!!!"}' 200 \
+  '"comparable":false,"reason":"text b has no features'
+"$ND" compare --text '' --text '!!!' >"$T/out" 2>"$T/err"
+if [[ $? -eq 0 ]] && grep -qx "not comparable: neither text has features (empty, or symbols only): a text without features is never a near-duplicate" "$T/out" &&
+  ! grep -q "near-duplicates at" "$T/out" && ! grep -q "^distance:" "$T/out"; then ok; else fail "compare CLI without features" "$(cat "$T/out" "$T/err")"; fi
+"$ND" compare --text 'the quick brown fox jumps over the lazy dog' --text '!!!' --json >"$T/out" 2>"$T/err"
+if grep -qF '"distance":null,"k":3,"near_duplicate":false,"comparable":false,"reason":"text B has no features' "$T/out"; then ok; else
+  fail "compare CLI --json without features" "$(cat "$T/out")"; fi
+# An id of 65535 bytes (the longest POST takes), of 3-byte characters, is stored, read and deleted
+# through its percent-encoded path (196605 bytes); header fields stay bounded to 64 KiB.
+if python3 - "$port" <<'PY'
+import http.client, json, sys, urllib.parse
+port = int(sys.argv[1])
+def call(method, path, body=None, headers={}):
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=20)
+    connection.request(method, path, body=body, headers=headers)
+    response = connection.getresponse()
+    data = response.read()
+    connection.close()
+    return response.status, data
+ident = "\u6f22" * 21845
+assert len(ident.encode()) == 65535
+path = "/v1/documents/" + urllib.parse.quote(ident, safe="")
+status, body = call("POST", "/v1/documents", json.dumps({"id": ident, "text": "a document with the longest id"}))
+assert status == 200 and json.loads(body)["stored"], (status, body[:300])
+status, body = call("GET", path)
+assert status == 200 and json.loads(body)["id"] == ident, (status, body[:300])
+status, body = call("DELETE", path)
+assert status == 200 and json.loads(body)["removed"], (status, body[:300])
+status, body = call("GET", path)
+assert status == 404, (status, body[:300])
+status, body = call("GET", "/healthz", headers={"X-Big-%d" % i: "a" * 2048 for i in range(33)})
+assert status == 431 and json.loads(body)["error"] == "too_large", (status, body[:300])
+# One field over 64 KiB, which Beast cannot hold: that connection is dropped, the server goes on.
+try:
+    status, body = call("GET", "/healthz", headers={"X-Big": "a" * (65 << 10)})
+    assert status == 431, (status, body[:300])
+except (ConnectionError, http.client.RemoteDisconnected):
+    pass
+status, body = call("GET", "/healthz")
+assert status == 200, (status, body[:300])
+PY
+then ok; else fail "longest id over GET and DELETE" "see above"; fi
 printf '%s\n' '{"id":"n1","text":"first line of the batch, a new text"}' '' \
   '{"id":"n2","text":"first line of the batch, a new text!"}' 'oops' >"$T/batch.ndjson"
 curl -s -o "$T/out" -w '%{http_code} %{content_type}' --data-binary @"$T/batch.ndjson" "$URL/v1/batch" >"$T/status"
@@ -185,6 +248,99 @@ call "too large" POST /v1/documents "{\"id\":\"big\",\"text\":\"$(head -c 200 /d
   '"error":"too_large"' -H 'Authorization: Bearer s3cret'
 stop
 
+# stop_timed: SIGTERM (twice with "twice": the second 3 s after the first, once the server is seen
+# still up) and the seconds until the server ended in $took (a server still up after 30 s is killed).
+stop_timed() {
+  local began guard
+  began=$(date +%s%N)
+  ( sleep 30; kill -9 "$pid" 2>/dev/null ) &
+  guard=$!
+  kill -TERM "$pid"
+  if [[ ${1:-} == twice ]]; then
+    sleep 3
+    if kill -0 "$pid" 2>/dev/null; then still_up=1; else still_up=0; fi
+    kill -TERM "$pid"
+  fi
+  wait "$pid"
+  stopped=$?
+  took=$(( ($(date +%s%N) - began) / 1000000000 ))
+  kill "$guard" 2>/dev/null
+  wait "$guard" 2>/dev/null
+  pid=""
+}
+# SIGTERM while a client is in the middle of sending its request: it gets a short grace (2 s), not
+# --timeout (60 s); the server exits 0.
+start "$T/stall.store" --timeout 60
+exec 4<>"/dev/tcp/127.0.0.1/$port"
+printf 'POST /v1/documents HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{"id":' >&4
+sleep 0.5
+stop_timed
+exec 4<&-
+if [[ $stopped -eq 0 && $took -lt 10 ]]; then ok; else fail "stop with a stalled client" "exit $stopped after $took s"; fi
+# A request being answered is waited for (a batch whose client does not read its answer, here), and
+# a second signal closes it at once; the store is closed and what was stored is kept.
+start "$T/stall.store" --timeout 60 --fsync never
+python3 -c 'import sys; sys.stdout.write("not json\n" * 60000)' >"$T/unread.ndjson"
+python3 - "$port" "$T/unread.ndjson" <<'PY' &
+import socket, sys, time
+body = open(sys.argv[2], "rb").read()
+client = socket.socket()
+client.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+client.connect(("127.0.0.1", int(sys.argv[1])))
+client.sendall(b"POST /v1/batch HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n" % len(body) + body)
+time.sleep(60)  # never reads the answer
+PY
+reader=$!
+sleep 2
+stop_timed twice
+kill "$reader" 2>/dev/null
+wait "$reader" 2>/dev/null
+if [[ $still_up -eq 1 && $stopped -eq 0 && $took -lt 10 ]] &&
+  grep -qF "again: closing every connection now, then the store" "$T/serve.err"; then ok; else
+  fail "second signal" "up after the first: $still_up, exit $stopped after $took s: $(cat "$T/serve.err")"; fi
+start "$T/stall.store"
+call "stored before the signals" GET /v1/stats "" 200 '"documents":0,'
+stop
+
+# A disk-resident store has no snapshots: said once at the start, never tried.
+printf 'one two three four five six seven\n' | "$ND" index add "$T/disk.store" --disk-resident --fsync never >/dev/null 2>&1
+start "$T/disk.store" --snapshot-every 1
+call "disk-resident store served" POST /v1/documents '{"id":"d2","text":"another text to store on disk"}' 200 '"stored":true'
+sleep 2.5
+stop
+if [[ $stopped -eq 0 ]] && ! grep -q "snapshot" <(grep -v "no snapshots" "$T/serve.err") &&
+  [[ $(grep -c "is disk-resident (its index is the database): no snapshots (--snapshot-every does not apply)" "$T/serve.err") -eq 1 ]]; then
+  ok
+else fail "disk-resident snapshots" "$(cat "$T/serve.err")"; fi
+
+# A damaged snapshot is said on stderr at the start (and in /healthz).
+start "$T/snap.store"
+call "before the snapshot" POST /v1/documents '{"id":"s1","text":"a text kept in the snapshot written at exit"}' 200 '"stored":true'
+stop
+snapshot=$(ls "$T/snap.store"/snapshot-*.ndx)
+printf 'damaged' | dd of="$snapshot" bs=1 seek=40 conv=notrunc 2>/dev/null
+start "$T/snap.store"
+if grep -q "neardup serve: snapshot not used (the index was rebuilt from the records): " "$T/serve.err"; then ok; else
+  fail "damaged snapshot on stderr" "$(cat "$T/serve.err")"; fi
+call "damaged snapshot in health" GET /healthz "" 200 '"loaded_from":"records"'
+call "damaged snapshot, document kept" GET /v1/documents/s1 "" 200 '"id":"s1"'
+stop
+
+# An IPv6 address is written in brackets in the URL logged.
+"$ND" serve --data "$T/v6.store" --listen '[::1]:0' 2>"$T/v6.err" &
+pid=$!
+for _ in $(seq 1 200); do grep -q "ready:\|cannot listen" "$T/v6.err" && break; sleep 0.1; done
+if grep -q "cannot listen" "$T/v6.err"; then
+  echo "skipped: no IPv6 loopback"
+  wait "$pid"
+  pid=""
+else
+  v6port=$(sed -n 's|.*listening on http://\[::1\]:\([0-9]*\)/.*|\1|p' "$T/v6.err")
+  if [[ -n "$v6port" ]] && curl -sg "http://[::1]:$v6port/healthz" | grep -q '"status":"ready"'; then ok; else
+    fail "IPv6 URL" "$(cat "$T/v6.err")"; fi
+  stop
+fi
+
 # Bad options and files: usage errors before anything is opened.
 timeout 20 "$ND" serve --data "$T/x.store" --listen nowhere >"$T/out" 2>"$T/err"
 code=$?
@@ -192,6 +348,16 @@ if [[ $code -eq 2 ]] && grep -qF "neardup serve: usage: --listen takes HOST:PORT
 timeout 20 "$ND" serve --data "$T/x.store" --token-file "$T/no-such-token" >"$T/out" 2>"$T/err"
 code=$?
 if [[ $code -eq 1 ]] && grep -qF "no-such-token: cannot open the token file" "$T/err"; then ok; else fail "missing token file" "exit $code"; fi
+# A file that is there but unusable is an error of the input, as a missing one is (exit 1).
+: >"$T/empty-token"
+timeout 20 "$ND" serve --data "$T/x.store" --token-file "$T/empty-token" >"$T/out" 2>"$T/err"
+code=$?
+if [[ $code -eq 1 ]] && grep -qF "empty-token: the token file is empty" "$T/err"; then ok; else fail "empty token file" "exit $code"; fi
+# A setting of the other method is a usage error, naming it (it would be ignored).
+timeout 20 "$ND" serve --data "$T/x.store" --listen 127.0.0.1:0 -k 2 >"$T/out" 2>"$T/err"
+code=$?
+if [[ $code -eq 2 ]] && grep -qF "neardup serve: usage: -k applies to the simhash method only, and the new store $T/x.store would be of the accurate method" "$T/err"; then ok; else
+  fail "-k of an accurate store" "exit $code: $(cat "$T/err")"; fi
 timeout 20 "$ND" serve --data "$T/x.store" --store "$T/x.store" >"$T/out" 2>"$T/err"
 code=$?
 if [[ $code -eq 2 ]] && grep -qF "neardup serve: usage: --data and --store exclude each other" "$T/err"; then ok; else fail "--data and --store" "exit $code"; fi

@@ -108,8 +108,43 @@ check "simhash store" 0 "$T/plain.txt" \
   "$(printf '%s\n%s' '{"id":"1","inserted":true,"matches":[]}' '{"id":"2","inserted":false,"matches":[{"id":"1","score":0}]}')" "" \
   -- "$ND" index add "$T/sim.store" --method simhash -k 2 --fsync never
 check "simhash -k differs" 1 /dev/null "" \
-  "neardup index query: $T/sim.store: settings differ (they are chosen when a store is created): k 3 given, 2 in the store" \
-  -- "$ND" index query "$T/sim.store" -k 3
+  "neardup index add: $T/sim.store: settings differ (they are chosen when a store is created): k 3 given, 2 in the store" \
+  -- "$ND" index add "$T/sim.store" -k 3
+# index query -k: below the store's k it filters the matches to that distance; above, the store's
+# index cannot answer it.
+far="The quick brown fox jumps over the lazy dog while the farmer watches from the old barn. Later that evening the farmer walks to the village, buys bread and cheese at the market, talks with the miller about the coming harvest and the price of grain, and returns home before dark to feed the chickens, mend the fence by the river and write a letter to his sister in the city. In the morning the fog lifts slowly from the fields, the church bell rings seven times, and the children run along the muddy lane to the school house where the teacher waits with chalk, maps of distant countries and a stack of old books that smell of dust and rain."
+printf '%s\n' "$far" >"$T/far.txt"
+printf '%s\n' "${far/his sister/his brother}" >"$T/far3.txt"  # 3 bits apart
+check "k3 store" 0 "$T/far.txt" '{"id":"f1","inserted":true,"matches":[]}' "" \
+  -- "$ND" index add "$T/k3.store" --method simhash --id-prefix f --fsync never
+check "query at the store's k" 0 "$T/far3.txt" '{"id":"1","matches":[{"id":"f1","score":3}]}' "" \
+  -- "$ND" index query "$T/k3.store"
+check "query -k 3" 0 "$T/far3.txt" '{"id":"1","matches":[{"id":"f1","score":3}]}' "" \
+  -- "$ND" index query "$T/k3.store" -k 3
+check "query -k 2 filters" 0 "$T/far3.txt" '{"id":"1","matches":[]}' "" \
+  -- "$ND" index query "$T/k3.store" -k 2
+check "query -k 0 keeps distance 0" 0 "$T/far.txt" '{"id":"1","matches":[{"id":"f1","score":0}]}' "" \
+  -- "$ND" index query "$T/k3.store" -k 0
+check "query -k above the store's" 2 "$T/far3.txt" "" \
+  "neardup index query: usage: -k 4 is above the store's k, 3: its index finds distances up to 3 only (k is chosen when a store is created; a smaller -k filters)" \
+  -- "$ND" index query "$T/k3.store" -k 4
+# A setting of the other method is refused, naming it, rather than ignored.
+check "-k of an accurate store" 2 /dev/null "" \
+  "neardup index add: usage: -k applies to the simhash method only, and store $S is of the accurate method (its matches are set by --threshold)" \
+  -- "$ND" index add "$S" -k 5
+check "-k of an accurate store, query" 2 /dev/null "" \
+  "neardup index query: usage: -k applies to the simhash method only, and store $S is of the accurate method (its matches are set by --threshold)" \
+  -- "$ND" index query "$S" -k 2
+check "--threshold of a simhash store" 2 /dev/null "" \
+  "neardup index query: usage: --threshold applies to the accurate method only, and store $T/k3.store is of the simhash method (its matches are set by -k)" \
+  -- "$ND" index query "$T/k3.store" --threshold 0.5
+check "--threshold of a new simhash store" 2 /dev/null "" \
+  "neardup index add: usage: --threshold applies to the accurate method only, and the new store $T/new.store would be of the simhash method (its matches are set by -k)" \
+  -- "$ND" index add "$T/new.store" --method simhash --threshold 0.5
+check "-k of a new accurate store" 2 /dev/null "" \
+  "neardup index add: usage: -k applies to the simhash method only, and the new store $T/new.store would be of the accurate method (its matches are set by --threshold); give --method simhash for a simhash store" \
+  -- "$ND" index add "$T/new.store" -k 2
+[[ ! -e "$T/new.store" ]] && ok || fail "refused settings created nothing" "$(ls "$T")"
 
 # A disk-resident store: simhash without --method, the same answers as in memory, kept when
 # reopened; the other method and a change of residence are refused.
@@ -145,6 +180,55 @@ check "bad JSON line" 1 /dev/null '{"id":"x1","inserted":true,"matches":[]}' \
 check "after the bad line" 0 <(printf 'x1\nx2\nx3\n') \
   "$(printf '%s\n%s\n%s' '{"id":"x1","removed":true}' '{"id":"x2","removed":false}' '{"id":"x3","removed":false}')" "" \
   -- "$ND" index remove "$T/bad.store"
+
+# --jsonl by the HTTP API's rules: blank lines skipped (as index remove --jsonl and /v1/batch skip
+# them), a line that is not valid UTF-8 refused rather than stored with its bytes replaced.
+check "add --jsonl blank lines" 0 <(printf '{"id":"k1","text":"one"}\n\n \t\r\n{"id":"k2","text":"two"}\n\n') \
+  "$(printf '%s\n%s' '{"id":"k1","inserted":true,"matches":[]}' '{"id":"k2","inserted":true,"matches":[]}')" "" \
+  -- "$ND" index add "$T/blank.store" --jsonl --always
+check "query --jsonl blank lines" 0 <(printf '\n{"id":"q","text":"one"}\n') '{"id":"q","matches":[{"id":"k1","score":1}]}' "" \
+  -- "$ND" index query "$T/blank.store" --jsonl
+check "add --jsonl invalid UTF-8" 1 <(printf '{"id":"k3","text":"fine"}\n{"id":"k4","text":"bad \xff"}\n') \
+  '{"id":"k3","inserted":true,"matches":[]}' "neardup index add: -:2: malformed JSON: The input is not valid UTF-8" \
+  -- "$ND" index add "$T/blank.store" --jsonl --fsync always
+check "invalid UTF-8 not stored" 0 <(printf 'k4\n') '{"id":"k4","removed":false}' "" -- "$ND" index remove "$T/blank.store"
+
+# Where a store is created: through a symbolic link, in the directory it names (the link stays);
+# errors name the store and the real reason; a read-only empty directory is refused, or (for root,
+# who may write it) kept with its mode and group.
+mkdir -p "$T/realdisk/empty"
+ln -s "$T/realdisk/empty" "$T/link.store"
+check "store through a symlink" 0 <(echo "hello world text") '{"id":"s1","inserted":true,"matches":[]}' "" \
+  -- "$ND" index add "$T/link.store" --id-prefix s
+[[ -L "$T/link.store" && -f "$T/realdisk/empty/CURRENT" ]] && ok || fail "symlink kept, store in its target" "$(ls -la "$T")"
+check "store through a symlink, reopened" 0 <(echo "hello world text") '{"id":"1","matches":[{"id":"s1","score":1}]}' "" \
+  -- "$ND" index query "$T/link.store"
+check "missing parent" 1 /dev/null "" \
+  "neardup index add: $T/nodir/x.store: cannot create the store: $T/nodir: No such file or directory" \
+  -- "$ND" index add "$T/nodir/x.store"
+# as_user COMMAND...: runs it as a user other than root (nobody when run as root), for whom mode
+# 555 means read-only.
+as_user() {
+  if [[ $(id -u) -eq 0 ]]; then setpriv --reuid=65534 --regid=65534 --clear-groups "$@"; else "$@"; fi
+}
+chmod 755 "$T"
+mkdir -m 777 "$T/shared"
+mkdir -m 555 "$T/shared/readonly" "$T/shared/ro.store"
+check "read-only parent" 1 /dev/null "" \
+  "neardup index add: $T/shared/readonly/x.store: cannot create the store: $T/shared/readonly: Permission denied" \
+  -- as_user "$ND" index add "$T/shared/readonly/x.store"
+check "read-only empty directory" 1 /dev/null "" \
+  "neardup index add: $T/shared/ro.store: cannot create the store: $T/shared/ro.store: Permission denied" \
+  -- as_user "$ND" index add "$T/shared/ro.store"
+[[ "$(stat -c '%a' "$T/shared/ro.store")" == 555 && -z "$(ls -A "$T/shared/ro.store")" ]] && ok ||
+  fail "read-only directory untouched" "$(stat -c '%a %U' "$T/shared/ro.store")"
+if [[ $(id -u) -eq 0 ]]; then
+  mkdir -m 555 "$T/root.store"
+  chgrp 1 "$T/root.store"
+  check "root: read-only empty directory" 0 <(echo "hello") '{"id":"1","inserted":true,"matches":[]}' "" \
+    -- "$ND" index add "$T/root.store"
+  [[ "$(stat -c '%a %g' "$T/root.store")" == "555 1" ]] && ok || fail "mode and group kept" "$(stat -c '%a %g' "$T/root.store")"
+fi
 
 check "unknown option" 2 /dev/null "" "$(printf 'The following argument was not expected: --bogus\nRun with --help for more information.')" \
   -- "$ND" index add "$S" --bogus

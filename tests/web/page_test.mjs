@@ -192,6 +192,36 @@ try {
     await page.screenshot({ path: screenshot, fullPage: true });
   });
 
+  // Checks of the server's answers shown by the page, whoever signs (the module is kept out, so
+  // that they run in a build without it too).
+  const withoutModule = (p) => p.route("**/js/neardup.mjs", (route) => route.fulfill(
+    { status: 404, contentType: "application/json", body: '{"error":"not_found","message":"no module"}' }));
+  await check("texts without features are not comparable", async () => {
+    const { page: plain } = await openPage(url, "server", withoutModule);
+    await plain.click("nav button[data-tab=compare]");
+    await plain.fill("#a", "");
+    await plain.fill("#b", "!!! ???");
+    await plain.click("#compare-go");
+    await plain.waitForSelector("#compare-result:not([hidden])");
+    assert.equal(await plain.textContent("#compare-verdict"), "not comparable");
+    const summary = await plain.textContent("#compare-summary");
+    assert.match(summary, /a text without features is never a near-duplicate/);
+    assert.doesNotMatch(summary, /%|bands shared/);
+    assert.equal(await plain.textContent("#distance"), "none (not comparable)");
+    await plain.close();
+  });
+  await check("the stats view refreshes in one loop however often its tab is clicked", async () => {
+    const { page: plain, requests: calls } = await openPage(url, "server", withoutModule);
+    for (let i = 0; i < 5; ++i) await plain.click("nav button[data-tab=stats]");
+    await plain.waitForFunction(() => document.querySelectorAll("#stats-table tr").length > 5);
+    await plain.waitForTimeout(500);
+    const before = calls.filter((r) => r.path === "/v1/stats").length;
+    await plain.waitForTimeout(4100);  // one loop: 2 refreshes (five loops: 10)
+    const refreshes = calls.filter((r) => r.path === "/v1/stats").length - before;
+    assert.ok(refreshes >= 1 && refreshes <= 3, `${refreshes} refreshes in 4.1 s`);
+    await plain.close();
+  });
+
   await check("without the module the server signs", async () => {
     const { page: plain, requests: calls } = await openPage(url, "server", (p) => p.route(
       "**/js/neardup.mjs", (route) => route.fulfill({ status: 404, contentType: "application/json",
