@@ -189,7 +189,11 @@ void AddCompareCommand(CLI::App* app, int* exit_code) {
       "  neardup compare a.txt b.txt\n"
       "  neardup compare --text 'the quick brown fox' --text 'the quick brown fox jumps' --json");
   command->add_option("files", flags->files, "Two files, each one whole document");
-  command->add_option("--text", flags->texts, "A text given on the command line (twice)");
+  // One text per --text: a list would take the file name after it for the second text.
+  command
+      ->add_option("--text", flags->texts,
+                   "A text given on the command line (the option twice, for A and B)")
+      ->allow_extra_args(false);
   AddFingerprintFlags(command, &flags->fingerprint);
   command->add_option("-k", flags->k, "Distance at or below which texts are near-duplicates")
       ->check(CLI::Range(0, 64))

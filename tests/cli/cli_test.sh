@@ -222,6 +222,10 @@ if run compare-far 0 "$T/empty" -- "$ND" compare "$T/a.txt" "$T/c.txt" --json; t
   expect compare-far "$T/out" "\"near_duplicate\":false"
   expect compare-far "$T/out" "\"only_a\":[[\"brown fox jumps\",1]"
 fi
+# One text per --text: the words after it are not a second text.
+if run compare-text-then-word 2 "$T/empty" -- "$ND" compare --text 'alpha beta gamma' 'alpha beta delta'; then
+  expect compare-text-then-word "$T/err" "give two files, or --text twice"
+fi
 # Three features of weight 1 each: every bit is the majority of the three XXH3 hashes (libxxhash:
 # alpha be6903b5f625ab5a, beta 28faff7f97dff641, gamma 0070f7bf6f9d29f6, delta 2ad8eef499e131d0).
 if run compare-text 0 "$T/empty" -- "$ND" compare --text 'alpha beta gamma' --text 'alpha beta delta' --mode terms; then
