@@ -998,10 +998,17 @@ TEST_F(DedupTest, RepeatedIdsAreCountedOrRefused) {
   EXPECT_EQ(report.status().message(), "id y appears twice: " + a + ":2 and " + b + ":2");
   // Documents named by their lines never repeat, even in several files.
   std::string text = dir_.File("c.txt", "one two three four five\n");
-  o.inputs = {text, text};
+  std::string copy = dir_.File("d.txt", "one two three four five\n");
+  o.inputs = {text, copy};
   report = RunDedup(o);
   ASSERT_TRUE(report.ok()) << report.status().ToString();
   EXPECT_EQ(report->duplicate_ids, 0u);
+  // The same file twice would be read twice: refused, naming it.
+  o.inputs = {text, text};
+  report = RunDedup(o);
+  ASSERT_FALSE(report.ok());
+  EXPECT_EQ(report.status().code(), Status::Code::kInvalidArgument);
+  EXPECT_EQ(report.status().message(), text + " is given twice: give each input once");
 }
 
 TEST_F(DedupTest, FieldsNoDocumentHasAreRefused) {
