@@ -110,6 +110,14 @@ class IndexStore {
   // QuerySigned of each signature (Redis: in one pipelined round of requests).
   virtual Result<std::vector<std::vector<OnlineMatch>>> QueryBatch(
       std::span<const Signature> signatures, OnlineQueryStats* stats = nullptr) const;
+  // QueryBatch answering, for the accurate method, every candidate sharing a band key whose
+  // estimated Jaccard is at least `lowest` (<= the threshold) instead of the threshold: what a
+  // sharded job needs to decide the pairs near the threshold as one run does (doc/dedup.md). A
+  // Redis index; NotSupported for the embedded store and for SimHash when lowest is below the
+  // threshold.
+  virtual Result<std::vector<std::vector<OnlineMatch>>> QueryBatchAtLeast(
+      std::span<const Signature> signatures, double lowest,
+      OnlineQueryStats* stats = nullptr) const;
 
   // The stored signature of `id`, NotFound when there is none. A Redis index keeps no band keys
   // with its documents: their signatures come back without them (band_keys empty).

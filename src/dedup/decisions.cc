@@ -525,13 +525,73 @@ Result<Clusters> JoinAndCluster(const JobSettings& settings, const ExactJaccardF
   return clusters;
 }
 
-Result<Clusters> ClusterShardPairs(const std::vector<std::pair<uint64_t, uint64_t>>& pairs,
+double ShardQueryFloor(const JobSettings& settings) {
+  const double t = settings.method.threshold;
+  if (!settings.accurate() || settings.options.boundary_sigmas <= 0) return t;
+  const Sketcher& sketcher = *settings.signer.sketcher();
+  const BoundaryMargins margins(sketcher.options(), t, settings.options.boundary_sigmas);
+  // The widest margin a join gives (JoinBand): the smallest sets outside exact form, the larger
+  // just past it and the smaller at the size bound J <= |A| / |B| (smaller sets pass no pair).
+  const auto larger = static_cast<uint32_t>(sketcher.exact_capacity() + 1);
+  const auto smaller = static_cast<uint32_t>(std::ceil(t * larger));
+  return std::max(0.0, t - margins(smaller, larger) - 1e-6);
+}
+
+Result<Clusters> ClusterShardPairs(const JobSettings& settings, const ExactJaccardFunction& exact,
+                                   const std::vector<OrdinalPair>& pairs,
                                    const DocumentTable& table, const Grouping& grouping,
                                    DedupReport* report) {
-  Clusters clusters;
-  clusters.pairs = GroupPairsOf(pairs, table, grouping);
+  const std::vector<GroupPair> found = GroupPairsOf(pairs, table, grouping);
   report->candidates = pairs.size();
   report->pairs_complete = true;
+  Clusters clusters;
+  if (!settings.accurate()) {
+    for (const GroupPair& p : found) {
+      clusters.pairs.push_back(
+          {p.first, p.second,
+           std::popcount(grouping.fingerprints[p.first] ^ grouping.fingerprints[p.second])});
+    }
+  } else {
+    // The all-pairs join's rule (JoinBand, src/sketch/band_join.cc) on each pair's estimate, which
+    // the shards asked for down to ShardQueryFloor: a pair within its margin of the threshold is a
+    // boundary pair, decided as one run decides it.
+    const double t = settings.method.threshold;
+    const Sketcher& sketcher = *settings.signer.sketcher();
+    const bool boundary_on = settings.options.boundary_sigmas > 0;
+    const BoundaryMargins margins(sketcher.options(), t,
+                                  boundary_on ? settings.options.boundary_sigmas : 0);
+    const size_t bytes = settings.signer.sketch_bytes();
+    std::vector<uint8_t> buffer_a, buffer_b;
+    std::vector<SimilarPair> accepted, boundary;
+    for (const GroupPair& p : found) {
+      const uint32_t count_a = SketchFeatureCount(grouping.SketchOf(p.first, bytes, &buffer_a));
+      const uint32_t count_b = SketchFeatureCount(grouping.SketchOf(p.second, bytes, &buffer_b));
+      if (boundary_on &&
+          static_cast<double>(std::min(count_a, count_b)) / std::max(count_a, count_b) < t) {
+        continue;
+      }
+      const bool exact_form =
+          count_a <= sketcher.exact_capacity() && count_b <= sketcher.exact_capacity();
+      const double margin = !boundary_on || exact_form ? 0 : margins(count_a, count_b);
+      if (p.score < t - margin) continue;
+      const SimilarPair pair{p.first, p.second, static_cast<float>(p.score)};
+      if (margin > 0 && p.score < t + margin) {
+        boundary.push_back(pair);
+      } else if (p.score >= t) {
+        accepted.push_back(pair);
+      }
+    }
+    std::vector<SimilarPair> todo =
+        BoundaryToDecide(accepted, boundary, grouping.size(), /*all_pairs=*/true);
+    NEARDUP_RETURN_IF_ERROR(
+        DecideBoundary(settings, exact, grouping, std::move(todo), &accepted, report));
+    for (const SimilarPair& p : accepted) {
+      clusters.pairs.push_back(
+          {p.first, p.second,
+           std::popcount(grouping.fingerprints[p.first] ^ grouping.fingerprints[p.second])});
+      clusters.jaccards.push_back(p.jaccard);
+    }
+  }
   auto roots = ClusterPairs(static_cast<uint32_t>(grouping.size()), clusters.pairs);
   if (!roots.ok()) return roots.status();
   clusters.component = std::move(*roots);

@@ -128,10 +128,34 @@ using ExactJaccardFunction =
 Result<Clusters> JoinAndCluster(const JobSettings& settings, const ExactJaccardFunction& exact,
                                 Grouping* grouping, DedupReport* report);
 
-// JoinAndCluster's result from the pairs of a sharded job's parts (dedup/shards.h), by input-line
-// ordinal: the pairs between groups the join would find, and their clusters. Records
-// report->candidates (the pairs read) and pairs_complete (true: the shards verify every pair).
-Result<Clusters> ClusterShardPairs(const std::vector<std::pair<uint64_t, uint64_t>>& pairs,
+// A pair of documents a shard found, by their input-line ordinals (first < second), with the
+// estimated Jaccard similarity of their sketches (kAccurate; 0 for SimHash).
+struct OrdinalPair {
+  uint64_t first = 0;
+  uint64_t second = 0;
+  double score = 0;  // as computed: the join compares the estimate, not a rounded copy
+
+  friend bool operator<(const OrdinalPair& x, const OrdinalPair& y) {
+    return x.first != y.first ? x.first < y.first : x.second < y.second;
+  }
+  friend bool operator==(const OrdinalPair& x, const OrdinalPair& y) {
+    return x.first == y.first && x.second == y.second;
+  }
+};
+
+// The lowest estimate a sharded job's shards ask their index for (kAccurate): the threshold less
+// the widest boundary margin of any pair the join could hand to the boundary decision (the smallest
+// sets outside exact form that the size bound lets through); the threshold without the boundary
+// decision.
+double ShardQueryFloor(const JobSettings& settings);
+
+// JoinAndCluster's result from the pairs of a sharded job's parts (dedup/shards.h): the pairs
+// between groups the all-pairs join would find, each decided by the join's rule on its estimate
+// (kAccurate: those near the threshold by their exact Jaccard, through `exact`, as
+// options.boundary_sigmas asks), and their clusters. Records report->candidates (the pairs read),
+// pairs_complete (true: the shards verify every pair) and the boundary counts.
+Result<Clusters> ClusterShardPairs(const JobSettings& settings, const ExactJaccardFunction& exact,
+                                   const std::vector<OrdinalPair>& pairs,
                                    const DocumentTable& table, const Grouping& grouping,
                                    DedupReport* report);
 

@@ -398,7 +398,8 @@ Result<std::vector<bool>> DecideAndWrite(Signatures signatures, const DocumentTa
       };
   auto clusters = shard_pairs == nullptr
                       ? dedup_internal::JoinAndCluster(settings, exact, &grouping, report)
-                      : dedup_internal::ClusterShardPairs(*shard_pairs, table, grouping, report);
+                      : dedup_internal::ClusterShardPairs(settings, exact, *shard_pairs, table,
+                                                          grouping, report);
   if (!clusters.ok()) return clusters.status();
   AddStage("join", start, 0, report);
   dedup_internal::CountPairsAndClusters(grouping, *clusters, report);

@@ -16,7 +16,7 @@ namespace neardup::dedup_internal {
 namespace {
 
 constexpr std::string_view kMagic = "NEARDUP-SHARD\n";
-constexpr uint32_t kPartVersion = 1;
+constexpr uint32_t kPartVersion = 2;  // 2: each pair has its estimate
 constexpr size_t kInsertBatch = 20000;
 constexpr size_t kQueryBatch = 1000;
 
@@ -165,6 +165,8 @@ std::string ShardJobKey(const std::vector<InputFile>& files, const JobSettings& 
   key += "\nempty=" + std::to_string(static_cast<int>(o.empty));
   key += "\non_error=" + std::to_string(static_cast<int>(o.on_error));
   key += "\nmax_line_bytes=" + std::to_string(o.max_line_bytes);
+  // The shards ask their index down to the margin the merge decides by (ShardQueryFloor).
+  if (settings.accurate()) key += "\nboundary_sigmas=" + std::to_string(o.boundary_sigmas);
   for (const InputFile& f : files) {
     key += "\ninput=" + f.name + " " + std::to_string(f.size) + (f.jsonl ? " jsonl" : " text");
   }
@@ -221,6 +223,7 @@ Status RunShard(const std::vector<InputFile>& files, const DocumentTable& table,
   NEARDUP_RETURN_IF_ERROR(
       (*store)->Arrive("inserted", me, parties, o.shard_wait_seconds, o.cancel));
   // Every document's near-duplicates in the whole index.
+  const double floor = ShardQueryFloor(settings);
   std::vector<OrdinalPair> pairs;
   for (size_t d = 0; d < n;) {
     std::vector<Signature> batch;
@@ -230,13 +233,17 @@ Status RunShard(const std::vector<InputFile>& files, const DocumentTable& table,
       batch.push_back(signature_of(d));
       ordinals.push_back(table.ordinals[d]);
     }
-    auto matches = (*store)->QueryBatch(batch);
+    // Below the threshold by the widest boundary margin: the merge decides those pairs as the
+    // single run's join does (ClusterShardPairs).
+    auto matches = settings.accurate() ? (*store)->QueryBatchAtLeast(batch, floor)
+                                       : (*store)->QueryBatch(batch);
     if (!matches.ok()) return matches.status();
     for (size_t i = 0; i < batch.size(); ++i) {
       for (const OnlineMatch& m : (*matches)[i]) {
         const uint64_t other = std::stoull(m.id);
         if (other == ordinals[i]) continue;
-        pairs.push_back({std::min(other, ordinals[i]), std::max(other, ordinals[i])});
+        pairs.push_back({std::min(other, ordinals[i]), std::max(other, ordinals[i]),
+                         settings.accurate() ? m.score : 0.0});
       }
     }
     NEARDUP_RETURN_IF_ERROR(settings.Cancelled());
@@ -284,6 +291,7 @@ Status RunShard(const std::vector<InputFile>& files, const DocumentTable& table,
   for (const OrdinalPair& p : pairs) {
     w.U64(p.first);
     w.U64(p.second);
+    w.F64(p.score);
   }
   w.Finish();
   return out->status();
@@ -433,7 +441,8 @@ Status ReadShardParts(const std::vector<InputFile>& files, const JobSettings& se
     const uint64_t pair_count = r.Count(16);
     for (uint64_t x = 0; x < pair_count; ++x) {
       const uint64_t a = r.U64();
-      pairs->push_back({a, r.U64()});
+      const uint64_t b = r.U64();
+      pairs->push_back({a, b, r.F64()});
     }
     NEARDUP_RETURN_IF_ERROR(r.status());
   }
@@ -450,9 +459,9 @@ Status ReadShardParts(const std::vector<InputFile>& files, const JobSettings& se
   return Status::OK();
 }
 
-std::vector<Pair> GroupPairsOf(const std::vector<OrdinalPair>& pairs, const DocumentTable& table,
-                               const Grouping& grouping) {
-  std::vector<Pair> out;
+std::vector<GroupPair> GroupPairsOf(const std::vector<OrdinalPair>& pairs,
+                                    const DocumentTable& table, const Grouping& grouping) {
+  std::vector<GroupPair> out;
   auto document_of = [&](uint64_t ordinal) -> int64_t {
     auto it = std::lower_bound(table.ordinals.begin(), table.ordinals.end(), ordinal);
     if (it == table.ordinals.end() || *it != ordinal) return -1;
@@ -465,12 +474,17 @@ std::vector<Pair> GroupPairsOf(const std::vector<OrdinalPair>& pairs, const Docu
     uint32_t gb = grouping.group_of[static_cast<size_t>(b)];
     if (ga == kNoGroup || gb == kNoGroup || ga == gb) continue;
     if (ga > gb) std::swap(ga, gb);
-    out.push_back({ga, gb, std::popcount(grouping.fingerprints[ga] ^ grouping.fingerprints[gb])});
+    out.push_back({ga, gb, p.score});
   }
-  std::sort(out.begin(), out.end(), [](const Pair& x, const Pair& y) {
+  // Members of two groups are pairs of the same two signatures: the same estimate.
+  std::sort(out.begin(), out.end(), [](const GroupPair& x, const GroupPair& y) {
     return x.first != y.first ? x.first < y.first : x.second < y.second;
   });
-  out.erase(std::unique(out.begin(), out.end()), out.end());
+  out.erase(std::unique(out.begin(), out.end(),
+                        [](const GroupPair& x, const GroupPair& y) {
+                          return x.first == y.first && x.second == y.second;
+                        }),
+            out.end());
   return out;
 }
 

@@ -13,12 +13,10 @@
 #include "dedup/documents.h"
 #include "neardup/join.h"
 #include "neardup/output.h"
+#include "neardup/sketch.h"
 #include "neardup/status.h"
 
 namespace neardup::dedup_internal {
-
-// A near-duplicate pair of documents, by their input-line ordinals (first < second).
-using OrdinalPair = std::pair<uint64_t, uint64_t>;
 
 // What ties a shard's part to its job: the settings, the inputs (names and sizes) and every option
 // that decides which lines are documents and which is kept.
@@ -41,9 +39,17 @@ Status ReadShardParts(const std::vector<InputFile>& files, const JobSettings& se
                       DocumentTable* table, Signatures* signatures,
                       std::vector<OrdinalPair>* pairs);
 
-// The pairs between groups that the join of one run would find, from the documents' pairs.
-std::vector<Pair> GroupPairsOf(const std::vector<OrdinalPair>& pairs, const DocumentTable& table,
-                               const Grouping& grouping);
+// A pair of groups with the estimate a shard found for its documents.
+struct GroupPair {
+  uint32_t first = 0;
+  uint32_t second = 0;
+  double score = 0;
+};
+
+// The pairs between groups that the join of one run would find, from the documents' pairs, in
+// ascending (first, second) order, each once.
+std::vector<GroupPair> GroupPairsOf(const std::vector<OrdinalPair>& pairs,
+                                    const DocumentTable& table, const Grouping& grouping);
 
 }  // namespace neardup::dedup_internal
 

@@ -147,6 +147,15 @@ std::unique_ptr<IndexStore> IndexStore::Embedded(std::unique_ptr<Store> store) {
   return std::make_unique<EmbeddedIndexStore>(std::move(store));
 }
 
+Result<std::vector<std::vector<OnlineMatch>>> IndexStore::QueryBatchAtLeast(
+    std::span<const Signature> signatures, double lowest, OnlineQueryStats* stats) const {
+  if (signer().method() == DedupMethod::kAccurate && lowest < signer().options().threshold) {
+    return Status::NotSupported(std::string(backend()) +
+                                " index: queries below the threshold are a Redis index's");
+  }
+  return QueryBatch(signatures, stats);
+}
+
 Result<std::vector<std::vector<OnlineMatch>>> IndexStore::QueryBatch(
     std::span<const Signature> signatures, OnlineQueryStats* stats) const {
   std::vector<std::vector<OnlineMatch>> out;

@@ -50,7 +50,7 @@ Result<std::optional<uint64_t>> RedisIndexStore::DocnumOf(std::string_view id) c
 
 Status RedisIndexStore::FindMatches(std::span<const Signature* const> signatures,
                                     std::vector<std::vector<Candidate>>* out,
-                                    OnlineQueryStats* stats) const {
+                                    OnlineQueryStats* stats, double lowest) const {
   out->assign(signatures.size(), {});
   // Round 1: the buckets, each key fetched once for the whole batch.
   std::vector<RedisCommand> commands;
@@ -120,7 +120,7 @@ Status RedisIndexStore::FindMatches(std::span<const Signature* const> signatures
   auto read = Run(commands);
   if (!read.ok()) return read.status();
   const Sketcher* sketcher = signer_->sketcher();
-  const double threshold = signer_->options().threshold;
+  const double threshold = lowest >= 0 ? lowest : signer_->options().threshold;
   for (size_t i = 0; i < signatures.size(); ++i) {
     for (auto [docnum, distance] : found[i]) {
       const RedisReply& r = (*read)[record_of[docnum]];
@@ -195,8 +195,14 @@ void RedisIndexStore::SortMatches(std::vector<OnlineMatch>* out) const {
   }
 }
 
-Result<std::vector<std::vector<OnlineMatch>>> RedisIndexStore::QueryBatch(
-    std::span<const Signature> signatures, OnlineQueryStats* stats) const {
+Result<std::vector<std::vector<OnlineMatch>>> RedisIndexStore::QueryBatchAtLeast(
+    std::span<const Signature> signatures, double lowest, OnlineQueryStats* stats) const {
+  const double threshold = signer_->options().threshold;
+  if (!(lowest <= threshold) || (!layout_.accurate && lowest < threshold)) {
+    return Status::InvalidArgument(
+        "queries below the threshold take the accurate method and a "
+        "bound at most the threshold");
+  }
   std::vector<const Signature*> pointers;
   for (const Signature& s : signatures) {
     NEARDUP_RETURN_IF_ERROR(CheckSignature(s));
@@ -204,7 +210,8 @@ Result<std::vector<std::vector<OnlineMatch>>> RedisIndexStore::QueryBatch(
   }
   OnlineQueryStats local;
   std::vector<std::vector<Candidate>> found;
-  NEARDUP_RETURN_IF_ERROR(FindMatches(pointers, &found, &local));
+  NEARDUP_RETURN_IF_ERROR(
+      FindMatches(pointers, &found, &local, layout_.accurate ? std::max(lowest, 0.0) : -1));
   std::vector<std::vector<OnlineMatch>> out(signatures.size());
   for (size_t i = 0; i < found.size(); ++i) {
     std::erase_if(found[i],

@@ -157,7 +157,11 @@ class RedisIndexStore final : public IndexStore {
   }
 
   Result<std::vector<std::vector<OnlineMatch>>> QueryBatch(std::span<const Signature> signatures,
-                                                           OnlineQueryStats* stats) const override;
+                                                           OnlineQueryStats* stats) const override {
+    return QueryBatchAtLeast(signatures, signer_->options().threshold, stats);
+  }
+  Result<std::vector<std::vector<OnlineMatch>>> QueryBatchAtLeast(
+      std::span<const Signature> signatures, double lowest, OnlineQueryStats* stats) const override;
 
   Result<Signature> Get(std::string_view id) const override;
   Result<std::string> GetAttachment(std::string_view id) const override;
@@ -203,9 +207,11 @@ class RedisIndexStore final : public IndexStore {
   // id -> docnum (nullopt: no such id).
   Result<std::optional<uint64_t>> DocnumOf(std::string_view id) const;
   // The candidates of each signature that match it by the method's rule, with their records'
-  // headers (every state but free: callers filter by state).
+  // headers (every state but free: callers filter by state). kAccurate: estimates at least
+  // `lowest` (-1: the threshold).
   Status FindMatches(std::span<const Signature* const> signatures,
-                     std::vector<std::vector<Candidate>>* out, OnlineQueryStats* stats) const;
+                     std::vector<std::vector<Candidate>>* out, OnlineQueryStats* stats,
+                     double lowest = -1) const;
   // The ids of the docnums (missing ones are left out of the map).
   Status ResolveIds(const std::vector<uint32_t>& docnums,
                     std::unordered_map<uint32_t, std::string>* ids) const;

@@ -3,6 +3,7 @@
 // check-and-insert agreeing across concurrent workers; and the errors of opening one.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <barrier>
@@ -225,6 +226,58 @@ TEST_P(RedisIndexTest, BulkInsertThenQueries) {
   for (size_t i = 0; i < signatures.size(); ++i) {
     ASSERT_EQ((*batch)[i], *(*reference)->QuerySigned(signatures[i])) << i;
   }
+}
+
+// Queries down to an estimate below the threshold (what a sharded job's shards ask): every stored
+// document sharing a band key whose estimate reaches the bound, by brute force; at the threshold
+// the same answers as QueryBatch. Refused for SimHash below its rule, and by the embedded store.
+TEST_P(RedisIndexTest, QueriesBelowTheThreshold) {
+  const DedupMethod method = GetParam();
+  auto reference = OnlineIndex::Create(neardup::testing::Options({method}));
+  auto store = IndexStore::Open(Location(), Options(method));
+  ASSERT_TRUE(store.ok()) << store.status().ToString();
+  const std::vector<std::string> texts = neardup::testing::MakeCorpus(100, 10, 5);
+  auto [documents, signatures] = SignIntoReference(reference->get(), texts, "q");
+  ASSERT_TRUE((*store)->InsertBatch(documents).ok());
+  const double threshold = (*store)->signer().options().threshold;
+  auto same = (*store)->QueryBatchAtLeast(signatures, threshold);
+  ASSERT_TRUE(same.ok()) << same.status().ToString();
+  EXPECT_EQ(*same, *(*store)->QueryBatch(signatures));
+  if (method == DedupMethod::kSimhash) {
+    EXPECT_EQ((*store)->QueryBatchAtLeast(signatures, threshold - 0.1).status().code(),
+              Status::Code::kInvalidArgument);
+    return;
+  }
+  EXPECT_EQ((*store)->QueryBatchAtLeast(signatures, threshold + 0.1).status().code(),
+            Status::Code::kInvalidArgument);
+  const double lowest = 0.5;
+  auto below = (*store)->QueryBatchAtLeast(signatures, lowest);
+  ASSERT_TRUE(below.ok()) << below.status().ToString();
+  const Sketcher& sketcher = *(*store)->signer().sketcher();
+  size_t more = 0;
+  for (size_t i = 0; i < signatures.size(); ++i) {
+    std::vector<OnlineMatch> want;
+    for (size_t j = 0; j < signatures.size(); ++j) {
+      const auto& a = signatures[i].band_keys;
+      const auto& b = signatures[j].band_keys;
+      bool shared = false;
+      for (size_t k = 0; k < a.size() && !shared; ++k) shared = a[k] == b[k];
+      if (!shared || signatures[j].empty) continue;
+      const double estimate = *sketcher.EstimateJaccard(signatures[i].sketch, signatures[j].sketch);
+      if (estimate >= lowest) want.push_back({documents[j].id, estimate});
+    }
+    std::sort(want.begin(), want.end(), [](const OnlineMatch& x, const OnlineMatch& y) {
+      return x.score != y.score ? x.score > y.score : x.id < y.id;
+    });
+    ASSERT_EQ((*below)[i], want) << i;
+    more += want.size() - (*same)[i].size();
+  }
+  EXPECT_GT(more, 0u) << "the corpus must have pairs between the bound and the threshold";
+  const neardup::testing::TempDir temp;  // removed after the store below is closed
+  auto embedded = IndexStore::Open(temp.Path("embedded"), Options(method));
+  ASSERT_TRUE(embedded.ok()) << embedded.status().ToString();
+  EXPECT_EQ((*embedded)->QueryBatchAtLeast(signatures, lowest).status().code(),
+            Status::Code::kNotSupported);
 }
 
 // Compaction drops the entries of removed and rejected documents and changes no answer, before or
