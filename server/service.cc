@@ -794,10 +794,15 @@ bool Service::StreamBatch(const Request& request,
   std::vector<Line> lines;
   std::vector<SignedDocument> documents;
   Body body;
+  // The first group whose write failed (a store that cannot be reached): the lines after it are
+  // answered with its error, not tried (each try would wait for the store's timeout).
+  Status failed;
   auto flush = [&]() -> bool {
     std::vector<StoreInsertResult> results(documents.size());
     Status write;
-    if (!documents.empty()) {
+    if (!documents.empty() && !failed.ok()) {
+      write = failed.WithContext("not tried: an earlier group of this batch failed");
+    } else if (!documents.empty()) {
       if (insert) {
         auto done = store->QueryAndInsertBatch(documents, policy);
         if (done.ok()) {
@@ -846,7 +851,8 @@ bool Service::StreamBatch(const Request& request,
     }
     lines.clear();
     documents.clear();
-    return emit(out) && write.ok();
+    if (failed.ok() && !write.ok()) failed = write;
+    return emit(out);
   };
   std::string_view rest = request.body;
   uint64_t number = 0;

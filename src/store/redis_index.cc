@@ -265,11 +265,8 @@ Result<bool> RedisIndexStore::CompareAndSet(uint32_t docnum, const RecordHeader&
 }
 
 Result<uint64_t> RedisIndexStore::ReserveDocnums(uint64_t n) {
-  std::lock_guard lock(reserve_mutex_);
-  if (n == 1 && reserved_next_ < reserved_end_) return reserved_next_++;
-  const uint64_t ask = n == 1 ? 16 : n;
-  auto reply = client_->Run(Command({"HINCRBY", layout_.MetaKey(), "next", std::to_string(ask)},
-                                    /*write=*/true));
+  auto reply =
+      client_->Run(Script(kCountScript, layout_.MetaKey(), {"next", std::to_string(n)}, true));
   if (!reply.ok()) return reply.status();
   if (reply->type != RedisReply::Type::kInteger) {
     return ReplyError(*reply, location_ + ": reserving document numbers");
@@ -280,12 +277,7 @@ Result<uint64_t> RedisIndexStore::ReserveDocnums(uint64_t n) {
                                      ": the index has handed out 2^32 - 1 document "
                                      "numbers, its limit");
   }
-  const uint64_t first = end - ask;
-  if (n == 1) {
-    reserved_next_ = first + 1;
-    reserved_end_ = end;
-  }
-  return first;
+  return end - n;
 }
 
 Status RedisIndexStore::Remove(std::string_view id) {
@@ -307,9 +299,9 @@ Status RedisIndexStore::Remove(std::string_view id) {
       Script(kDeleteIfScript, layout_.NamesKey(id), {std::string(id), std::to_string(d)}, true));
   commands.push_back(Command({"HDEL", layout_.IdsKey(d), RedisLayout::IdField(d)}, true));
   commands.push_back(Command({"HDEL", layout_.AttachmentsKey(d), RedisLayout::IdField(d)}, true));
-  commands.push_back(Command({"HINCRBY", layout_.MetaKey(), "documents", "-1"}, true));
+  commands.push_back(Script(kCountScript, layout_.MetaKey(), {"documents", "-1"}, true));
   if (headers[0].empty)
-    commands.push_back(Command({"HINCRBY", layout_.MetaKey(), "empty", "-1"}, true));
+    commands.push_back(Script(kCountScript, layout_.MetaKey(), {"empty", "-1"}, true));
   auto replies = Run(commands);
   if (!replies.ok()) return replies.status();
   ++counts_.removes;

@@ -58,6 +58,15 @@ redis.call('DEL', KEYS[1])
 if ARGV[3] == '' then redis.call('DEL', KEYS[2]) else redis.call('SET', KEYS[2], ARGV[3]) end
 return 1)";
 
+// HINCRBY of a counter of the meta hash (ARGV: field, increment) while the hash is an index's:
+// HINCRBY alone would make a new hash of a meta key Redis lost (a restart without persistence,
+// keys removed), and the writes after it would go to an index nothing can open.
+inline constexpr std::string_view kCountScript = R"(
+if redis.call('HEXISTS', KEYS[1], 'layout') == 0 then
+  return redis.error_reply('NOINDEX ' .. KEYS[1] .. ' is gone')
+end
+return redis.call('HINCRBY', KEYS[1], ARGV[1], ARGV[2]))";
+
 // HDEL of a field only while it holds the value given.
 inline constexpr std::string_view kDeleteIfScript = R"(
 if redis.call('HGET', KEYS[1], ARGV[1]) == ARGV[2] then return redis.call('HDEL', KEYS[1], ARGV[1]) end
@@ -84,6 +93,11 @@ inline RedisCommand Script2(std::string_view script, std::string key1, std::stri
 }
 
 inline Status ReplyError(const RedisReply& reply, std::string_view what) {
+  if (reply.str.starts_with("NOINDEX ")) {
+    return Status::Unavailable(std::string(what) + ": the index's meta key " + reply.str.substr(8) +
+                               " (Redis lost its data, or the keys were removed): nothing is "
+                               "written until the index is opened again");
+  }
   return Status::IOError(std::string(what) + ": Redis answered " + reply.str);
 }
 
@@ -220,6 +234,9 @@ class RedisIndexStore final : public IndexStore {
   // CAS of a record header: true when `expected` was found and replaced.
   Result<bool> CompareAndSet(uint32_t docnum, const RecordHeader& expected,
                              const RecordHeader& desired, RecordHeader* found) const;
+  // The first of n new document numbers, from the meta hash's counter; Unavailable when the meta
+  // hash is gone. Every write reserves its own (no numbers are kept ahead in the process): the
+  // call is the check that the index is still there before anything of the write is made.
   Result<uint64_t> ReserveDocnums(uint64_t n);
   Result<std::vector<StoreInsertResult>> InsertDocuments(std::span<const SignedDocument> documents,
                                                          InsertPolicy policy, bool query);
@@ -266,8 +283,6 @@ class RedisIndexStore final : public IndexStore {
   const std::string backend_;
 
   mutable Counts counts_;
-  std::mutex reserve_mutex_;
-  uint64_t reserved_next_ = 0, reserved_end_ = 0;
   std::mutex chunks_mutex_;
   std::unordered_set<uint64_t> known_chunks_;
 };

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <chrono>
+#include <cstdio>
 #include <thread>
 
 #include "online/document_id.h"
@@ -228,10 +229,10 @@ Status RedisIndexStore::WriteDocuments(std::span<const SignedDocument> documents
   for (const auto& o : order) empty += documents[o.second].signature.empty ? 1 : 0;
   if (state == RecordState::kStored && !order.empty()) {
     commands.push_back(
-        Command({"HINCRBY", layout_.MetaKey(), "documents", std::to_string(order.size())}, true));
+        Script(kCountScript, layout_.MetaKey(), {"documents", std::to_string(order.size())}, true));
     if (empty > 0) {
       commands.push_back(
-          Command({"HINCRBY", layout_.MetaKey(), "empty", std::to_string(empty)}, true));
+          Script(kCountScript, layout_.MetaKey(), {"empty", std::to_string(empty)}, true));
     }
   }
   if (commands.empty()) return Status::OK();
@@ -300,10 +301,18 @@ Result<bool> RedisIndexStore::Decide(const Signature& signature, uint32_t docnum
       if (!again.ok()) return again.status();
       continue;  // read our header again, whatever happened
     }
+    if (own.state == RecordState::kFree) {
+      return Status::Unavailable(location_ + ": the record of document " + std::to_string(docnum) +
+                                 " is gone while it was being inserted (Redis lost its data, or "
+                                 "the keys were removed)");
+    }
     if (own.state != RecordState::kPending) {
+      char lease[32];
+      std::snprintf(lease, sizeof(lease), "%g", options_.lease_seconds);
       return Status::Unavailable(location_ + ": the insert of document " + std::to_string(docnum) +
-                                 " outlived its lease (" + std::to_string(options_.lease_seconds) +
-                                 " s) and was given up by another worker; insert it again");
+                                 " outlived its lease (" + lease +
+                                 " s) and was given up by a worker that waited for it; insert it "
+                                 "again");
     }
     if (!own.Expired(LeaseClock() + static_cast<uint32_t>(options_.lease_seconds / 2))) {
       // Renew a lease half gone (we may have waited).
@@ -542,13 +551,16 @@ Status RedisIndexStore::DecideAll(std::span<const SignedDocument> documents,
   if (stored == 0) return Status::OK();
   commands.clear();
   commands.push_back(
-      Command({"HINCRBY", layout_.MetaKey(), "documents", std::to_string(stored)}, true));
+      Script(kCountScript, layout_.MetaKey(), {"documents", std::to_string(stored)}, true));
   if (empty > 0) {
     commands.push_back(
-        Command({"HINCRBY", layout_.MetaKey(), "empty", std::to_string(empty)}, true));
+        Script(kCountScript, layout_.MetaKey(), {"empty", std::to_string(empty)}, true));
   }
   auto replies = Run(commands);
   if (!replies.ok()) return replies.status();
+  for (const RedisReply& r : *replies) {
+    if (r.is_error()) return ReplyError(r, location_ + ": counting the documents stored");
+  }
   counts_.inserts += stored;
   return Status::OK();
 }

@@ -235,5 +235,29 @@ stop R
 refused "other settings" 1 "settings differ (they are chosen when an index is created): method accurate given, simhash in the index" 5 \
   --store "redis-cluster://$SEEDS/compare-simhash" "${REDIS[@]}" --method accurate
 
+# ---- Redis loses the index while a server uses it (FLUSHALL: as a restart without persistence):
+# writes are refused with 503 and write nothing (no keys of a half index that nothing could open);
+# a batch answers every line; a server started again makes the index anew.
+serve L --store "redis-cluster://$SEEDS/lost" "${REDIS[@]}"
+call "lost: before" L POST /v1/documents '{"id":"l1","text":"An index that Redis will lose in a moment."}' 200 '"stored":true'
+for port in $(seq "$BASE" $((BASE + 5))); do
+  redis-cli -p "$port" -a neardup-test-pass --no-auth-warning flushall >/dev/null 2>&1
+done
+call "lost: refused" L POST /v1/documents '{"id":"l2","text":"Written after Redis lost the index."}' 503 "the index's meta key lost:{meta} is gone"
+keys=0
+for port in $(seq "$BASE" $((BASE + 5))); do
+  keys=$((keys + $(redis-cli -p "$port" -a neardup-test-pass --no-auth-warning dbsize 2>/dev/null || echo 0)))
+done
+if [[ $keys -eq 0 ]]; then ok; else fail "lost: nothing written" "$keys keys in the cluster"; fi
+printf '{"id":"b%d","text":"batch line %d of a lost index"}\n' $(seq 1 600 | sed 'p') >"$T/lost.ndjson"
+curl -s --data-binary @"$T/lost.ndjson" "${url[L]}/v1/batch" >"$T/lost.out"
+if [[ $(grep -c '"status":503' "$T/lost.out") -eq 600 && $(wc -l <"$T/lost.out") -eq 600 ]]; then ok; else
+  fail "lost: every batch line answered" "$(wc -l <"$T/lost.out") lines: $(head -c 300 "$T/lost.out")"
+fi
+stop L
+serve L --store "redis-cluster://$SEEDS/lost" "${REDIS[@]}"
+call "lost: made anew" L POST /v1/documents '{"id":"l3","text":"The index made again after the loss."}' 200 '"stored":true'
+stop L
+
 echo "$passed passed, $failed failed"
 [[ $failed -eq 0 ]]
