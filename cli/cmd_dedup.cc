@@ -2,6 +2,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <charconv>
 #include <csignal>
 #include <cstdio>
 #include <memory>
@@ -271,12 +272,22 @@ int RunDedupCommand(const DedupFlags& flags) {
   options.shard_output = flags.shard_output;
   options.merge_parts = flags.merge;
   if (!flags.shard.empty()) {
+    // Decimal digits only on both sides (no sign, space or leading zero), N at most 100000.
+    auto number = [](std::string_view digits, int* value) {
+      if (digits.empty() || digits.size() > 6 || (digits.size() > 1 && digits[0] == '0'))
+        return false;
+      const auto [end, error] =
+          std::from_chars(digits.data(), digits.data() + digits.size(), *value);
+      return error == std::errc() && end == digits.data() + digits.size();
+    };
+    const std::string_view shard = flags.shard;
+    const size_t slash = shard.find('/');
     int index = -1, count = 0;
-    char end = 0;
-    if (std::sscanf(flags.shard.c_str(), "%d/%d%c", &index, &count, &end) != 2 || count < 1 ||
-        count > 100000 || index < 0 || index >= count) {
+    if (slash == std::string_view::npos || !number(shard.substr(0, slash), &index) ||
+        !number(shard.substr(slash + 1), &count) || count < 1 || count > 100000 || index >= count) {
       return ReportError("dedup", UsageError("--shard " + flags.shard +
-                                             ": expected I/N with 0 <= I < N, e.g. --shard 0/4"));
+                                             ": expected I/N with 0 <= I < N <= 100000, e.g. "
+                                             "--shard 0/4"));
     }
     options.shard_index = index;
     options.shard_count = count;

@@ -576,6 +576,14 @@ void AddIndexCommand(CLI::App* app, int* exit_code) {
   const std::vector<CLI::Option*> store_options(
       all_options.begin() + static_cast<std::ptrdiff_t>(before_store), all_options.end());
   query->callback([flags, store_flags, store_options, exit_code] {
+    if (flags->index_path.find("://") != std::string::npos) {
+      // A Redis index's location: answered by neardup serve --store, not here.
+      *exit_code = ReportError(
+          "index query", UsageError(flags->index_path + ": index query takes an index file or a "
+                                                        "store folder; a Redis index is queried "
+                                                        "through neardup serve --store"));
+      return;
+    }
     if (!IsDirectory(flags->index_path)) {
       // The options of store queries mean nothing to an index file: refused, not ignored.
       std::string given;

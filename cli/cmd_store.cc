@@ -258,6 +258,13 @@ MethodOptions WithMethodFlags(MethodOptions base, const StoreFlags& flags, Dedup
 
 Result<std::unique_ptr<Store>> OpenStore(const std::string& dir, const StoreFlags& flags,
                                          bool create) {
+  if (dir.find("://") != std::string::npos) {
+    // Not a folder to create: a Redis index's location (or a mistyped one).
+    return UsageError(dir +
+                      ": index add, remove, query and snapshot take a store folder; a Redis index "
+                      "(redis://, redis-cluster://) is used through neardup serve --store and "
+                      "neardup dedup --store, and read by index info and index compact");
+  }
   auto fsync = ParseFsyncMode(flags.fsync);
   if (!fsync.ok()) return UsageError(fsync.status().message());
   std::optional<DedupMethod> method;

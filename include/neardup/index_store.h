@@ -154,8 +154,11 @@ class IndexStore {
 
   // Records `member` as arrived at the barrier `name` of this index and waits until `parties`
   // distinct members have (the shards of a sharded dedup, between its steps); a member that
-  // arrives again counts once. Unavailable naming how many arrived after timeout_seconds;
-  // Cancelled when *cancel becomes true; NotSupported for the embedded store.
+  // arrives again counts once. A member "ID@GROUP" waits only with members of its GROUP: one of
+  // another group at the barrier is FailedPrecondition naming it (a shard of another job, or given
+  // another N, on the same index) instead of a wait that cannot end. Unavailable naming how many
+  // arrived after timeout_seconds; Cancelled when *cancel becomes true; NotSupported for the
+  // embedded store.
   virtual Status Arrive(std::string_view name, std::string_view member, size_t parties,
                         double timeout_seconds, const std::atomic<bool>* cancel = nullptr);
 

@@ -187,9 +187,17 @@ Status RunShard(const std::vector<InputFile>& files, const DocumentTable& table,
   if (held != 0) {
     return Status::FailedPrecondition(
         o.store + " already holds " + std::to_string(held) +
-        " documents: a sharded job needs an index of its own (a new prefix)");
+        " documents: a sharded job needs an index of its own, and a job whose shard failed (or "
+        "was started again) must start again, every shard, on a new prefix");
   }
-  const std::string me = std::to_string(o.shard_index);
+  // "I@N-JOB": the barriers refuse a shard of another job, or given another N, on this index
+  // (IndexStore::Arrive) instead of waiting for shards that will never come.
+  char job[17];
+  const std::string job_key = ShardJobKey(files, settings);
+  std::snprintf(job, sizeof(job), "%016llx",
+                static_cast<unsigned long long>(XXH3_64bits(job_key.data(), job_key.size())));
+  const std::string me =
+      std::to_string(o.shard_index) + "@" + std::to_string(o.shard_count) + "-" + job;
   const auto parties = static_cast<size_t>(o.shard_count);
   NEARDUP_RETURN_IF_ERROR((*store)->Arrive("start", me, parties, o.shard_wait_seconds, o.cancel));
   // Insert this shard's documents with features, named by their line ordinals.

@@ -105,12 +105,36 @@ Result<StoreLocation> ParseStoreLocation(std::string_view location) {
     const size_t comma = rest.find(',');
     const std::string_view endpoint = rest.substr(0, comma);
     rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
-    const size_t colon = endpoint.rfind(':');
-    if (colon == std::string_view::npos) {
+    if (endpoint.find('@') != std::string_view::npos) {
+      return BadLocation(location,
+                         "a user or password goes in --redis-user and --redis-password-file, not "
+                         "in the location");
+    }
+    // HOST:PORT, [IPV6]:PORT, or IPV6:PORT (the last colon before the port).
+    const size_t close = endpoint.starts_with('[') ? endpoint.find(']') : std::string_view::npos;
+    if (endpoint.starts_with('[') && close == std::string_view::npos) {
+      return BadLocation(location, Quoted(endpoint, " opens a '[' it does not close"));
+    }
+    const size_t colon =
+        close != std::string_view::npos ? endpoint.find(':', close) : endpoint.rfind(':');
+    if (colon == std::string_view::npos ||
+        (close != std::string_view::npos && colon != close + 1)) {
       return BadLocation(location, Quoted(endpoint, " has no :PORT"));
     }
-    const std::string_view host = endpoint.substr(0, colon);
+    const std::string_view host =
+        close != std::string_view::npos ? endpoint.substr(1, close - 1) : endpoint.substr(0, colon);
     const std::string_view port_text = endpoint.substr(colon + 1);
+    const bool ipv6 = host.find(':') != std::string_view::npos;
+    const bool host_ok = std::all_of(host.begin(), host.end(), [ipv6](char c) {
+      const bool alnum = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+      return ipv6 ? alnum || c == ':' || c == '.' || c == '%'
+                  : alnum || c == '.' || c == '-' || c == '_';
+    });
+    if (!host_ok) {
+      return BadLocation(location, "the host " + Quoted(host,
+                                                        " is not a name, an IPv4 address "
+                                                        "or an IPv6 address"));
+    }
     int port = 0;
     auto [ptr, ec] = std::from_chars(port_text.data(), port_text.data() + port_text.size(), port);
     if (host.empty()) return BadLocation(location, Quoted(endpoint, " has no host"));

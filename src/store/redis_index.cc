@@ -360,16 +360,33 @@ Status RedisIndexStore::Arrive(std::string_view name, std::string_view member, s
   if (added->is_error()) return ReplyError(*added, location_ + ": arriving at " + key);
   const auto start = std::chrono::steady_clock::now();
   int delay_ms = 10;
+  const size_t at = member.rfind('@');
+  const std::string_view group =
+      at == std::string_view::npos ? std::string_view() : member.substr(at);
   for (;;) {
-    auto count = client_->Run(Command({"SCARD", key}));
-    if (!count.ok()) return count.status();
-    if (count->is_error()) return ReplyError(*count, location_ + ": reading " + key);
-    if (static_cast<size_t>(count->integer) >= parties) return Status::OK();
+    auto members = client_->Run(Command({"SMEMBERS", key}));
+    if (!members.ok()) return members.status();
+    if (members->is_error()) return ReplyError(*members, location_ + ": reading " + key);
+    for (const RedisReply& m : members->elements) {
+      const size_t other_at = m.str.rfind('@');
+      const std::string_view other_group = other_at == std::string::npos
+                                               ? std::string_view()
+                                               : std::string_view(m.str).substr(other_at);
+      if (other_group != group) {
+        return Status::FailedPrecondition(
+            location_ + ": '" + m.str + "' arrived at '" + std::string(name) + "' too, not of '" +
+            std::string(member) +
+            "''s group: another job (or the same given another N) uses this "
+            "index");
+      }
+    }
+    const size_t count = members->elements.size();
+    if (count >= parties) return Status::OK();
     if (cancel != nullptr && cancel->load()) return Status::Cancelled("interrupted");
     const double waited =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (waited > timeout_seconds) {
-      return Status::Unavailable(location_ + ": " + std::to_string(count->integer) + " of " +
+      return Status::Unavailable(location_ + ": " + std::to_string(count) + " of " +
                                  std::to_string(parties) + " arrived at '" + std::string(name) +
                                  "' after " + std::to_string(static_cast<int>(waited)) + " s");
     }

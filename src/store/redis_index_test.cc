@@ -590,7 +590,9 @@ TEST(RedisLocationTest, BadLocationsAreNamed) {
   for (const char* bad :
        {"rediss://h:1", "redis://", "redis://host", "redis://host:0", "redis://host:65536",
         "redis://:80", "redis://h:1,h:2", "redis-cluster://h:1,", "redis://h:1/",
-        "redis://h:1/a{b}", "redis://h:x"}) {
+        "redis://h:1/a{b}", "redis://h:x", "redis://[::1]/p", "redis://[::1:6379/p",
+        "redis://[::1]x:6379/p", "redis://user:pw@h:1/p", "redis:// h:1/p", "redis://h h:1/p",
+        "redis://h/x:1"}) {
     auto parsed = ParseStoreLocation(bad);
     EXPECT_EQ(parsed.status().code(), Status::Code::kInvalidArgument) << bad;
     EXPECT_NE(parsed.status().message().find(bad), std::string::npos) << parsed.status().ToString();
@@ -602,6 +604,13 @@ TEST(RedisLocationTest, BadLocationsAreNamed) {
   EXPECT_EQ(good->endpoints[1].first, "node-b");
   EXPECT_EQ(good->endpoints[1].second, 7001);
   EXPECT_EQ(good->prefix, "crawl.v2");
+  // IPv6 addresses, bracketed or not (the port after the last colon).
+  for (const char* v6 : {"redis://[::1]:6379/p", "redis://::1:6379/p"}) {
+    auto parsed = ParseStoreLocation(v6);
+    ASSERT_TRUE(parsed.ok()) << v6 << ": " << parsed.status().ToString();
+    EXPECT_EQ(parsed->endpoints[0].first, "::1") << v6;
+    EXPECT_EQ(parsed->endpoints[0].second, 6379) << v6;
+  }
   auto dir = ParseStoreLocation("some/dir");
   ASSERT_TRUE(dir.ok());
   EXPECT_EQ(dir->kind, StoreLocation::Kind::kEmbedded);

@@ -90,6 +90,24 @@ expect() {  # expect NAME WANT_STATUS WANT_IN_STDERR COMMAND...
 }
 expect shard-range 2 "expected I/N with 0 <= I < N" "$ND" dedup "$T/a.txt" --store "$STORE/x" --shard 3/3 --shard-output "$T/p"
 expect shard-syntax 2 "expected I/N" "$ND" dedup "$T/a.txt" --store "$STORE/x" --shard two --shard-output "$T/p"
+for bad in 4294967297/4294967298 " 1/2" 01/2 +1/2 "1/2 " 1/100001; do
+  expect "shard-syntax '$bad'" 2 "expected I/N" "$ND" dedup "$T/a.txt" --store "$STORE/x" --shard "$bad" --shard-output "$T/p"
+done
+# Shards given different N on one prefix refuse each other at the first barrier instead of waiting.
+start=$SECONDS
+"$ND" dedup "$T/a.txt" --store "$STORE/other-n" --shard 0/2 --shard-output "$T/n0" -q 2>"$T/n0.err" &
+n0=$!
+"$ND" dedup "$T/a.txt" --store "$STORE/other-n" --shard 1/3 --shard-output "$T/n1" -q 2>"$T/n1.err"
+n1_status=$?
+wait $n0
+n0_status=$?
+if [[ $n0_status -eq 1 && $n1_status -eq 1 ]] && ((SECONDS - start < 60)) &&
+  grep -qF "another job (or the same given another N) uses this index" "$T/n0.err" &&
+  grep -qF "another job (or the same given another N) uses this index" "$T/n1.err"; then
+  ok
+else
+  fail shard-other-n "exits $n0_status and $n1_status after $((SECONDS - start)) s: $(cat "$T/n0.err" "$T/n1.err")"
+fi
 expect shard-dir 1 "must be a Redis index" "$ND" dedup "$T/a.txt" --store "$T/dir" --shard 0/2 --shard-output "$T/p"
 expect shard-outputs 1 "a shard writes only its part" "$ND" dedup "$T/a.txt" --store "$STORE/x" --shard 0/2 --shard-output "$T/p" -o "$T/k"
 expect shard-no-part 1 "needs --shard-output" "$ND" dedup "$T/a.txt" --store "$STORE/x" --shard 0/2
@@ -126,6 +144,18 @@ else
   fail info "not the index's info: $(cat "$T/out" "$T/err")"
 fi
 expect info-missing 1 "no index under the prefix 'nothing-here'" "$ND" index info "$STORE/nothing-here"
+# The store commands take folders: a Redis location is refused, never made a folder.
+cd "$T" || exit 1
+expect add-redis 2 "take a store folder; a Redis index" "$ND" index add "$STORE/x" "$T/a.txt"
+cd - >/dev/null || exit 1
+[[ ! -e "$T/redis-cluster:" ]] && ok || fail add-redis "a folder was made of the location"
+expect query-redis 2 "a Redis index is queried through neardup serve --store" "$ND" index query "$STORE/x" "$T/a.txt"
+# Locations that cannot be right are refused at once, not retried until the timeout.
+for bad in "redis://[::1]/p" "redis://user:pw@127.0.0.1:$PORT/p" "redis:// 127.0.0.1:$PORT/p"; do
+  start=$SECONDS
+  expect "bad location '$bad'" 1 "bad store location" "$ND" index info "$bad"
+  ((SECONDS - start < 3)) && ok || fail "bad location '$bad'" "took $((SECONDS - start)) s"
+done
 expect info-redis-flags 2 "go with redis://" "$ND" index info "$T/some-dir" --redis-timeout 1
 
 echo "shard_test: $passed passed, $failed failed"
