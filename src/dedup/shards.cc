@@ -154,6 +154,28 @@ struct PartDocument {
 
 std::string OrdinalId(uint64_t ordinal) { return std::to_string(ordinal); }
 
+// The first line of the part's job key that differs from the merge's, as ": the part has X, this
+// merge Y" (empty when the keys agree: the difference is then in the lines read).
+std::string JobKeyDifference(const std::string& part, const std::string& merge) {
+  auto lines = [](const std::string& key) {
+    std::vector<std::string> out;
+    size_t begin = 0;
+    while (begin <= key.size()) {
+      const size_t end = std::min(key.find('\n', begin), key.size());
+      out.push_back(key.substr(begin, end - begin));
+      begin = end + 1;
+    }
+    return out;
+  };
+  const std::vector<std::string> a = lines(part), b = lines(merge);
+  for (size_t i = 0; i < std::max(a.size(), b.size()); ++i) {
+    const std::string x = i < a.size() ? a[i] : "(nothing)";
+    const std::string y = i < b.size() ? b[i] : "(nothing)";
+    if (x != y) return ": the part has '" + x + "', this merge '" + y + "'";
+  }
+  return "";
+}
+
 }  // namespace
 
 std::string ShardJobKey(const std::vector<InputFile>& files, const JobSettings& settings) {
@@ -350,7 +372,8 @@ Status ReadShardParts(const std::vector<InputFile>& files, const JobSettings& se
           path +
           ": this part was made by another job: its inputs, settings, options or shard "
           "count differ from this merge's" +
-          (count != shard_count ? " (and from " + o.merge_parts[0] + "'s)" : std::string()));
+          (count != shard_count ? " (and from " + o.merge_parts[0] + "'s)" : std::string()) +
+          JobKeyDifference(key, expected));
     }
     if (index >= count) return Status::Corruption(path + ": shard index out of range");
     if (!seen_by_shard[index].empty()) {

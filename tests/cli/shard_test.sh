@@ -124,6 +124,7 @@ LAST=(--priority-field rank --on-error skip --threshold 0.7)
 expect merge-missing 1 "the part of shard 1/3 is missing" "$ND" dedup "$T/a.txt" "$T/b.jsonl" "${LAST[@]}" --merge "$T/part0,$T/part2" -o "$T/k"
 expect merge-twice 1 "is given twice" "$ND" dedup "$T/a.txt" "$T/b.jsonl" "${LAST[@]}" --merge "$T/part0,$T/part0,$T/part1" -o "$T/k"
 expect merge-other-job 1 "made by another job" "$ND" dedup "$T/a.txt" --merge "$T/part0,$T/part1,$T/part2" -o "$T/k"
+expect merge-other-job-says 1 "threshold=0.7 sketch=1024x1 bands=20x4 fingerprint=1 sketch_version=1', this merge 'method=accurate" "$ND" dedup "$T/a.txt" "$T/b.jsonl" --priority-field rank --on-error skip --merge "$T/part0,$T/part1,$T/part2" -o "$T/k"
 head -c 2000 "$T/part1" >"$T/cut"
 expect merge-damaged 1 "damaged" "$ND" dedup "$T/a.txt" "$T/b.jsonl" "${LAST[@]}" --merge "$T/part0,$T/cut,$T/part2" -o "$T/k"
 expect merge-not-a-part 1 "not a neardup shard part" "$ND" dedup "$T/a.txt" "$T/b.jsonl" "${LAST[@]}" --merge "$T/a.txt,$T/part1,$T/part2" -o "$T/k"
