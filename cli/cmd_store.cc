@@ -485,11 +485,16 @@ int RunStoreCompact(const std::string& location, const RedisFlags& redis_flags) 
   auto stats = (*store)->Compact();
   if (!stats.ok()) return ReportError("index compact", stats.status());
   Output output;
+  const uint64_t left = stats->buckets - stats->rewritten;
   output.buffer() += Format(
-      "compacted %llu buckets (%llu rewritten, the rest changed meanwhile): %llu entries -> %llu; "
-      "used_memory %llu -> %llu bytes, in %.2f s\n",
+      "compacted %llu buckets (%s): %llu entries -> %llu; used_memory %llu -> %llu bytes, in "
+      "%.2f s\n",
       static_cast<unsigned long long>(stats->buckets),
-      static_cast<unsigned long long>(stats->rewritten),
+      left == 0 ? "all rewritten"
+                : Format("%llu rewritten, %llu appended to meanwhile and left for the next run",
+                         static_cast<unsigned long long>(stats->rewritten),
+                         static_cast<unsigned long long>(left))
+                      .c_str(),
       static_cast<unsigned long long>(stats->entries_before),
       static_cast<unsigned long long>(stats->entries_after),
       static_cast<unsigned long long>(stats->memory_before),

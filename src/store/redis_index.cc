@@ -547,6 +547,10 @@ Result<std::unique_ptr<IndexStore>> OpenRedisIndex(const StoreLocation& location
   auto existing = (*client)->Run(Command({"HGETALL", meta_key}));
   if (!existing.ok()) return existing.status().WithContext(location_text);
   if (existing->is_error()) {
+    if (existing->str.starts_with("NOPERM")) {
+      return Status::PermissionDenied(location_text + ": the Redis user may not read " + meta_key +
+                                      " (" + existing->str + ")");
+    }
     return Status::Corruption(location_text + ": " + meta_key +
                               " is not a neardup index's meta hash (" + existing->str + ")");
   }
