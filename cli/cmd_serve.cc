@@ -152,9 +152,7 @@ Status CheckStoreFlags(ServeFlags* flags, std::optional<RedisStoreOptions>* redi
     flags->data = location->directory;  // the embedded store, exactly as with --data
     return Status::OK();
   }
-  if (!flags->redis.user.empty() && flags->redis.password_file.empty())
-    return UsageError("--redis-user needs --redis-password-file");
-  auto options = ToRedisOptions(flags->redis);
+  auto options = ToRedisOptions(flags->redis);  // refuses a user without a password too
   if (!options.ok()) return options.status();
   *redis = std::move(*options);
   return Status::OK();

@@ -37,6 +37,9 @@ Result<RedisStoreOptions> ToRedisOptions(const RedisFlags& flags) {
   // Retries of unreachable nodes last three timeouts (15 s by default: a failover of a cluster
   // with the default node timeout), so that a start against no server ends in that time too.
   options.retry_seconds = 3 * flags.timeout_seconds;
+  if (!flags.user.empty() && flags.password_file.empty()) {
+    return UsageError("--redis-user needs --redis-password-file");
+  }
   if (flags.password_file.empty()) return options;
   const std::string& path = flags.password_file;
   std::error_code error;

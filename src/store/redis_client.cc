@@ -132,6 +132,15 @@ ReplyKind ClassifyRedisReply(const RedisReply& reply) {
   return ReplyKind::kFinal;
 }
 
+// A refused authentication, with what to give when the server wants a password it was not given.
+Status AuthError(const std::string& name, const std::string& reply) {
+  return Status::PermissionDenied(name + ": " + reply +
+                                  (StartsWith(reply, "NOAUTH")
+                                       ? " (give the password with --redis-password-file, and an "
+                                         "ACL user with --redis-user)"
+                                       : ""));
+}
+
 // "host:port"; the host may be an IPv6 address (split at the last ':') and may be empty, which
 // means the host of `from` (the node that sent the redirection).
 std::optional<RedisEndpoint> ParseRedisEndpoint(std::string_view text, const RedisEndpoint& from) {
@@ -559,7 +568,7 @@ Status RedisClientImpl::LoadSlots(RedisConnection& connection) {
                                      "redis:// address (single-node mode) for it");
     }
     if (ClassifyRedisReply(*reply) == ReplyKind::kAuthFailed) {
-      return Status::PermissionDenied(name + ": " + reply->str);
+      return AuthError(name, reply->str);
     }
     return Status::Unavailable(name + ": CLUSTER SLOTS: " + reply->str);
   }
@@ -858,7 +867,7 @@ Status RedisClientImpl::ReadPipeline(std::span<const RedisCommand> commands,
         }
         break;
       case ReplyKind::kAuthFailed:
-        return Status::PermissionDenied(name + ": " + reply->str);
+        return AuthError(name, reply->str);
       case ReplyKind::kRetry:
         retry.Fail(Status::Unavailable(name + ": " + reply->str));
         keep_connection = false;
@@ -921,7 +930,7 @@ Status RedisClientImpl::ReadPipeline(std::span<const RedisCommand> commands,
     if (wait_reply->is_error()) {
       ReplyKind kind = ClassifyRedisReply(*wait_reply);
       if (kind == ReplyKind::kAuthFailed) {
-        return Status::PermissionDenied(name + ": " + wait_reply->str);
+        return AuthError(name, wait_reply->str);
       }
       // A master that has just become a replica (a failover) took writes before it knew: they
       // are resent to the new master once the map is read again.
@@ -966,7 +975,7 @@ Status RedisClientImpl::Start() {
           status = info.status();
         } else if (info->is_error()) {
           status = ClassifyRedisReply(*info) == ReplyKind::kAuthFailed
-                       ? Status::PermissionDenied(name + ": " + info->str)
+                       ? AuthError(name, info->str)
                        : Status::Unavailable(name + ": INFO cluster: " + info->str);
         } else if (info->str.find("cluster_enabled:1") != std::string::npos) {
           status = Status::InvalidArgument(

@@ -99,7 +99,9 @@ refused "unknown scheme" 1 "bad store location 'rediss://x': unknown scheme 'red
 refused "no port" 1 "bad store location 'redis://host': 'host' has no :PORT" 2 --store redis://host
 refused "wrong password" 1 "redis-cluster://127.0.0.1:$BASE/testprefix: redis 127.0.0.1:$BASE refused AUTH: WRONGPASS" 5 \
   --store "redis-cluster://127.0.0.1:$BASE/testprefix" --redis-password-file "$T/wrong" --redis-timeout 1
-refused "no password" 1 "NOAUTH" 5 --store "redis-cluster://127.0.0.1:$BASE/testprefix" --redis-timeout 1
+refused "no password" 1 "(give the password with --redis-password-file" 5 --store "redis-cluster://127.0.0.1:$BASE/testprefix" --redis-timeout 1
+refused "user without password" 2 "usage: --redis-user needs --redis-password-file" 2 \
+  --store "redis-cluster://127.0.0.1:$BASE/testprefix" --redis-user bob
 refused "missing password file" 1 "$T/none: cannot open the Redis password file" 2 \
   --store "redis-cluster://127.0.0.1:$BASE/testprefix" --redis-password-file "$T/none"
 refused "redis:// to a cluster" 1 "is a Redis Cluster node (cluster_enabled:1): use a redis-cluster://" 5 \
