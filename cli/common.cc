@@ -208,18 +208,6 @@ void WarnIfJsonLines(const InputFlags& flags, const std::string& path,
                path == "-" ? "standard input" : path.c_str());
 }
 
-bool HasJsonLinesName(std::string_view path) {
-  std::string name(
-      path.substr(path.rfind('/') == std::string_view::npos ? 0 : path.rfind('/') + 1));
-  for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  std::string_view base = name;
-  for (std::string_view suffix : {".gz", ".zst"}) {
-    if (base.ends_with(suffix)) base.remove_suffix(suffix.size());
-  }
-  return (base.ends_with(".jsonl") && base.size() > 6) ||
-         (base.ends_with(".ndjson") && base.size() > 7);
-}
-
 namespace {
 
 // What the JSONL documents of the inputs held, for the check of --id-field.

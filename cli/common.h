@@ -35,10 +35,6 @@ struct InputFlags {
   bool require_id_field = false;
 };
 
-// Whether a file is JSON Lines by its name, as dedup reads it: .jsonl or .ndjson in any case,
-// before any .gz or .zst.
-bool HasJsonLinesName(std::string_view path);
-
 // Plain text (no --jsonl) whose first line looks like a JSON object: a warning on standard error,
 // once a file, naming the command and the file. Its lines are still read as plain text.
 void WarnIfJsonLines(const InputFlags& flags, const std::string& path, std::string_view first_line);

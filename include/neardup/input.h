@@ -88,6 +88,17 @@ inline bool LooksLikeJsonObject(std::string_view line) {
   return line[first] == '{' && line[last] == '}' && last > first;
 }
 
+// The extension of a file's name before any .gz or .zst, in lower case ("jsonl" for
+// "dir/A.JSONL.GZ"); empty for a name without one, or that is only one (".jsonl").
+std::string InputExtension(std::string_view path);
+
+// Whether a file is JSON Lines by its name, as every command reads it without --jsonl: its
+// InputExtension is jsonl or ndjson.
+inline bool HasJsonLinesName(std::string_view path) {
+  const std::string extension = InputExtension(path);
+  return extension == "jsonl" || extension == "ndjson";
+}
+
 // "path:line: message", the form of every input error.
 Status InputError(const Status& status, std::string_view path, uint64_t line);
 

@@ -18,26 +18,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// The file name's extension before any .gz / .zst, in lower case ("jsonl" for "A.JSONL.GZ").
-std::string Extension(const std::string& path) {
-  std::string name = fs::path(path).filename().string();
-  std::transform(name.begin(), name.end(), name.begin(), [](char c) {
-    return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c;
-  });
-  for (const char* suffix : {".gz", ".zst"}) {
-    const size_t n = std::strlen(suffix);
-    if (name.size() > n && name.compare(name.size() - n, n, suffix) == 0)
-      name.resize(name.size() - n);
-  }
-  const size_t dot = name.rfind('.');
-  return dot == std::string::npos || dot == 0 ? std::string() : name.substr(dot + 1);
-}
-
-bool LooksLikeJsonl(const std::string& name) {
-  const std::string extension = Extension(name);
-  return extension == "jsonl" || extension == "ndjson";
-}
-
 // Copies a stream that cannot be read twice (standard input, a pipe) to a file that can.
 Status Spool(std::FILE* in, const std::string& name, const std::string& spool_path,
              const std::atomic<bool>* cancel, uint64_t* size) {
@@ -76,7 +56,7 @@ Result<std::vector<InputFile>> ExpandInputs(const DedupOptions& options,
   std::vector<InputFile> files;
   bool stdin_seen = false;
   auto format_of = [&](const std::string& name) {
-    return options.format == InputFormat::kAuto ? LooksLikeJsonl(name)
+    return options.format == InputFormat::kAuto ? HasJsonLinesName(name)
                                                 : options.format == InputFormat::kJsonl;
   };
   // A file named twice (the same path, ./path, a link, or a folder and a file in it) would be read
@@ -157,7 +137,7 @@ std::vector<std::string> InputWarnings(const std::vector<InputFile>& files,
   if (options.format != InputFormat::kAuto) return warnings;
   std::vector<const InputFile*> json;
   for (const auto& file : files) {
-    if (!file.jsonl && Extension(file.name) == "json") json.push_back(&file);
+    if (!file.jsonl && InputExtension(file.name) == "json") json.push_back(&file);
   }
   if (!json.empty()) {
     std::string names = json[0]->name;
@@ -172,7 +152,7 @@ std::vector<std::string> InputWarnings(const std::vector<InputFile>& files,
   constexpr uint64_t kLineBytes = uint64_t{1} << 20;
   size_t looked = 0;
   for (const auto& file : files) {
-    if (file.jsonl || Extension(file.name) == "json") continue;
+    if (file.jsonl || InputExtension(file.name) == "json") continue;
     if (looked++ == kFilesLookedAt) break;
     auto reader = LineReader::Open(file.read_path);
     if (!reader.ok()) continue;  // pass 1 reports it

@@ -254,6 +254,21 @@ TEST(LineReaderTest, CorruptCompressedFilesAreErrors) {
   }
 }
 
+// Names read as JSON Lines by every command: .jsonl or .ndjson, any case, before .gz or .zst.
+TEST(InputNamesTest, JsonLinesByName) {
+  for (const char* yes : {"a.jsonl", "dir/A.JSONL.GZ", "x.ndjson.zst", "b.NdJson"}) {
+    EXPECT_TRUE(HasJsonLinesName(yes)) << yes;
+  }
+  for (const char* no : {".jsonl", "dir.jsonl/file.txt", "a.json", "a.jsonl.txt", "jsonl", "a.gz",
+                         "a.jsonl.gz.bak"}) {
+    EXPECT_FALSE(HasJsonLinesName(no)) << no;
+  }
+  EXPECT_EQ(InputExtension("dir/A.JSON.ZST"), "json");
+  EXPECT_EQ(InputExtension("a.gz"), "");
+  EXPECT_EQ(InputExtension(".gz"), "");  // a name that is only an extension
+  EXPECT_EQ(InputExtension("noext"), "");
+}
+
 TEST(LineReaderTest, MissingFile) {
   auto reader = LineReader::Open("/nonexistent/neardup/file.txt");
   ASSERT_FALSE(reader.ok());

@@ -7,6 +7,20 @@
 
 namespace neardup {
 
+std::string InputExtension(std::string_view path) {
+  const size_t slash = path.rfind('/');
+  std::string name(slash == std::string_view::npos ? path : path.substr(slash + 1));
+  for (char& c : name) {
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  }
+  for (std::string_view suffix : {".gz", ".zst"}) {
+    if (name.size() > suffix.size() && name.ends_with(suffix))
+      name.resize(name.size() - suffix.size());
+  }
+  const size_t dot = name.rfind('.');
+  return dot == std::string::npos || dot == 0 ? std::string() : name.substr(dot + 1);
+}
+
 struct JsonlParser::State {
   simdjson::ondemand::parser literal_parser;  // finds the literal text of numeric ids
   std::string big_numbers;                    // the line with its big integers rewritten
