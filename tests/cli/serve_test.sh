@@ -20,6 +20,9 @@ start() {
   fi
   local data=$1
   shift
+  # Emptied first: the server opens it after the fork, and a loop that read the last server's
+  # lines meanwhile would take its port.
+  : >"$T/serve.err"
   "$ND" serve "$flag" "$data" --listen 127.0.0.1:0 "$@" 2>"$T/serve.err" &
   pid=$!
   port=""
