@@ -12,6 +12,7 @@
 #include <filesystem>
 
 #include "neardup/format.h"
+#include "util/file_lock.h"
 
 namespace neardup::dedup_internal {
 namespace {
@@ -52,23 +53,15 @@ std::string ReclaimIfStale(const std::string& dir) {
   if (::lstat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != ::geteuid()) {
     return "";
   }
-  const std::string lock = dir + "/" + kLockName;
-  const int fd = ::open(lock.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  // The lock is free only once its job has ended: the job holds it from before the file has this
+  // name (Create) until its folder is gone.
+  const int fd = util::LockIfAbandoned(dir + "/" + kLockName);
   if (fd < 0) return "";
   std::string removed;
-  struct stat lock_st;
-  // The lock is free only once its job has ended: the job holds it from before the file has this
-  // name (Create) until its folder is gone. Still the same file after the lock is taken: not a
-  // folder another cleaner removed meanwhile and a new job made again under the same name.
-  struct stat now_st;
-  if (::fstat(fd, &lock_st) == 0 && S_ISREG(lock_st.st_mode) && lock_st.st_uid == ::geteuid() &&
-      ::flock(fd, LOCK_EX | LOCK_NB) == 0 && ::lstat(lock.c_str(), &now_st) == 0 &&
-      now_st.st_ino == lock_st.st_ino && now_st.st_dev == lock_st.st_dev) {
-    const uint64_t bytes = TreeBytes(dir);
-    std::error_code error;
-    std::filesystem::remove_all(dir, error);
-    if (!error) removed = dir + " (" + ByteSize(bytes) + ")";
-  }
+  const uint64_t bytes = TreeBytes(dir);
+  std::error_code error;
+  std::filesystem::remove_all(dir, error);
+  if (!error) removed = dir + " (" + ByteSize(bytes) + ")";
   ::close(fd);
   return removed;
 }

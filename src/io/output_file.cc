@@ -18,6 +18,7 @@
 
 #include "io/output_paths.h"
 #include "neardup/output.h"
+#include "util/file_lock.h"
 
 namespace neardup {
 namespace {
@@ -74,15 +75,9 @@ void RemoveStaleTemporaries(const std::string& target) {
   }
   for (const std::string& name : names) {
     const std::string path = folder + "/" + name;
-    const int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    const int fd = util::LockIfAbandoned(path);
     if (fd < 0) continue;
-    struct stat st, now;
-    // Still the same file once locked: not one a cleaner beside us removed and a writer made again.
-    if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == ::geteuid() &&
-        ::flock(fd, LOCK_EX | LOCK_NB) == 0 && ::lstat(path.c_str(), &now) == 0 &&
-        now.st_ino == st.st_ino && now.st_dev == st.st_dev) {
-      ::unlink(path.c_str());
-    }
+    ::unlink(path.c_str());
     ::close(fd);
   }
 }
